@@ -1,0 +1,114 @@
+package io.hadronio.ucx;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Loads the system's UCX libraries once per JVM and resolves symbols from them.
+ *
+ * <p>Loading does three things besides {@code dlopen}: it turns off the signal
+ * handlers libucs installs (they take over SIGSEGV, which the JVM uses for implicit
+ * null checks, and the JVM then dies at its first NullPointerException); it reads
+ * the library version; and it refuses versions older than {@link #MIN_MAJOR}.{@link #MIN_MINOR}.
+ * A failure is remembered and reported, never thrown from a class initialiser.
+ */
+final class NativeLibraries {
+    static final int MIN_MAJOR = 1;
+    static final int MIN_MINOR = 13;
+    static final String DEBIAN_PACKAGES = "libucx0 (runtime), ucx-utils and libucx-dev (tools, headers)";
+    static final String INSTALL_HINT = "install UCX >= " + MIN_MAJOR + "." + MIN_MINOR
+            + ", on Debian/Ubuntu: apt-get install libucx0 ucx-utils libucx-dev";
+
+    static final Linker LINKER = Linker.nativeLinker();
+
+    // every UCX symbol is looked up here; null when loading failed
+    private static final SymbolLookup LOOKUP;
+    // why loading failed; null when UCX is usable
+    private static final UcxUnavailableException FAILURE;
+    // the version libucp reports, e.g. {1, 13, 1}
+    private static final int[] VERSION;
+
+    static {
+        SymbolLookup lookup = null;
+        UcxUnavailableException failure = null;
+        int[] version = {0, 0, 0};
+        try {
+            SymbolLookup ucs = open("libucs.so.0");
+            open("libuct.so.0");
+            SymbolLookup ucp = open("libucp.so.0");
+            lookup = ucp.or(ucs).or(LINKER.defaultLookup());
+            disableSignalHandlers(lookup);
+            version = readVersion(lookup);
+            if (version[0] < MIN_MAJOR || (version[0] == MIN_MAJOR && version[1] < MIN_MINOR)) {
+                failure = new UcxUnavailableException("UCX " + version[0] + "." + version[1] + "." + version[2]
+                        + " is too old: " + INSTALL_HINT);
+            }
+        } catch (UcxUnavailableException e) {
+            failure = e;
+        } catch (Throwable t) {
+            failure = new UcxUnavailableException("UCX could not be loaded (" + t + "): " + INSTALL_HINT, t);
+        }
+        LOOKUP = failure == null ? lookup : null;
+        FAILURE = failure;
+        VERSION = version;
+    }
+
+    private NativeLibraries() {
+    }
+
+    private static SymbolLookup open(String name) {
+        try {
+            return SymbolLookup.libraryLookup(name, Arena.global());
+        } catch (IllegalArgumentException e) {
+            throw new UcxUnavailableException(name + " not found (package " + DEBIAN_PACKAGES + "): " + INSTALL_HINT, e);
+        }
+    }
+
+    private static void disableSignalHandlers(SymbolLookup lookup) throws Throwable {
+        MethodHandle disable = LINKER.downcallHandle(find(lookup, "ucs_debug_disable_signals"),
+                FunctionDescriptor.ofVoid());
+        disable.invokeExact();
+    }
+
+    private static int[] readVersion(SymbolLookup lookup) throws Throwable {
+        MethodHandle getVersion = LINKER.downcallHandle(find(lookup, "ucp_get_version"),
+                FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment parts = arena.allocate(ValueLayout.JAVA_INT, 3);
+            getVersion.invokeExact(parts, parts.asSlice(4), parts.asSlice(8));
+            return new int[] {parts.getAtIndex(ValueLayout.JAVA_INT, 0),
+                    parts.getAtIndex(ValueLayout.JAVA_INT, 1), parts.getAtIndex(ValueLayout.JAVA_INT, 2)};
+        }
+    }
+
+    private static MemorySegment find(SymbolLookup lookup, String name) {
+        return lookup.find(name).orElseThrow(() ->
+                new UcxUnavailableException("symbol " + name + " missing from the UCX libraries: " + INSTALL_HINT));
+    }
+
+    /** Throws the load failure, if any. */
+    static void ensureAvailable() {
+        if (FAILURE != null) {
+            throw FAILURE;
+        }
+    }
+
+    static UcxUnavailableException failure() {
+        return FAILURE;
+    }
+
+    static int[] version() {
+        return VERSION.clone();
+    }
+
+    /** A downcall handle for a UCX (or libc) function; only valid when UCX is available. */
+    static MethodHandle downcall(String name, FunctionDescriptor descriptor, Linker.Option... options) {
+        ensureAvailable();
+        return LINKER.downcallHandle(find(LOOKUP, name), descriptor, options);
+    }
+}

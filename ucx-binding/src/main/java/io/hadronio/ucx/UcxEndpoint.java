@@ -1,0 +1,241 @@
+package io.hadronio.ucx;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A connection to a remote worker ({@code ucp_ep_h}), made by {@link UcxWorker#connect}.
+ * Same threading rules as its worker. Sends return a request handle of the worker, or
+ * {@link UcxWorker#COMPLETED}.
+ */
+public final class UcxEndpoint implements AutoCloseable {
+    // a lane line of ucp_ep_print_info, e.g. "lane[0]:  3:sysv/memory.0 md[3] ..."
+    private static final Pattern LANE = Pattern.compile("lane\\[\\d+\\]:\\s+\\d+:([\\w-]+)/([\\w.:-]+)");
+    // how long close() waits for a flushing close before forcing it
+    private static final long FLUSH_CLOSE_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    // the worker it lives on
+    private final UcxWorker worker;
+    // error handler given at creation, may be null
+    private final UcxErrorHandler errorHandler;
+    // id under which the native error handler finds this endpoint
+    private final long upcallId;
+    // ucp_ep_h; 0 until created
+    private long handle;
+    // first error reported by UCX's error handler, 0 while healthy
+    private volatile int errorStatus;
+    // set once close starts; checked by every send
+    private volatile boolean closed;
+
+    UcxEndpoint(UcxWorker worker, UcxErrorHandler errorHandler) {
+        this.worker = worker;
+        this.errorHandler = errorHandler;
+        this.upcallId = Upcalls.register(this);
+    }
+
+    long upcallId() {
+        return upcallId;
+    }
+
+    void created(long ep) {
+        this.handle = ep;
+    }
+
+    void discard() {
+        Upcalls.unregister(upcallId);
+    }
+
+    /** Called from the native error handler during progress. */
+    void failed(int status) {
+        if (errorStatus == 0) {
+            errorStatus = status;
+        }
+        if (errorHandler != null) {
+            errorHandler.onError(this, status);
+        }
+    }
+
+    public UcxWorker worker() {
+        return worker;
+    }
+
+    /** The first error UCX reported for this endpoint (peer failure), or 0. */
+    public int errorStatus() {
+        return errorStatus;
+    }
+
+    public boolean isOpen() {
+        return !closed && worker.isOpen();
+    }
+
+    private long ensureUsable(String operation) throws UcxException {
+        if (closed || !worker.isOpen()) {
+            throw new UcxException(operation, UcsStatus.ERR_NOT_CONNECTED, "endpoint closed");
+        }
+        int error = errorStatus;
+        if (error != 0) {
+            throw new UcxException(operation, error);
+        }
+        return handle;
+    }
+
+    // ---- sends -------------------------------------------------------------------------------
+
+    /** Sends native memory as one tagged message; see {@link #tagSend(long, long, long)}. */
+    public long tagSend(MemorySegment buffer, long tag) throws UcxException {
+        return tagSend(UcxWorker.nativeAddress(buffer), buffer.byteSize(), tag);
+    }
+
+    /**
+     * Sends {@code length} bytes at {@code address} as one message with this tag
+     * ({@code ucp_tag_send_nbx}). The memory must stay unchanged until the request completed.
+     *
+     * @return {@link UcxWorker#COMPLETED}, or a request handle to poll and release
+     */
+    public long tagSend(long address, long length, long tag) throws UcxException {
+        long ep = ensureUsable("ucp_tag_send_nbx");
+        return worker.track(Ucp.ucp_tag_send_nbx(ep, address, length, tag, UcxWorker.DEFAULT_PARAM.address()),
+                "ucp_tag_send_nbx");
+    }
+
+    /** Like {@link #tagSend(MemorySegment, long)}, with a completion callback. */
+    public long tagSend(MemorySegment buffer, long tag, UcxCallbackHandle callback) throws UcxException {
+        long ep = ensureUsable("ucp_tag_send_nbx");
+        worker.checkOwned(callback);
+        return worker.track(Ucp.ucp_tag_send_nbx(ep, UcxWorker.nativeAddress(buffer), buffer.byteSize(), tag,
+                callback.sendParam.address()), "ucp_tag_send_nbx");
+    }
+
+    /**
+     * Sends an active message ({@code ucp_am_send_nbx}): {@code header} (small, copied
+     * by UCX) and {@code data}, to the handler the peer installed for {@code id}.
+     */
+    public long amSend(int id, MemorySegment header, MemorySegment data) throws UcxException {
+        long ep = ensureUsable("ucp_am_send_nbx");
+        long headerAddress = header.byteSize() == 0 ? 0 : UcxWorker.nativeAddress(header);
+        long dataAddress = data.byteSize() == 0 ? 0 : UcxWorker.nativeAddress(data);
+        return worker.track(Ucp.ucp_am_send_nbx(ep, id, headerAddress, header.byteSize(), dataAddress,
+                data.byteSize(), UcxWorker.DEFAULT_PARAM.address()), "ucp_am_send_nbx");
+    }
+
+    /** Completes when everything sent on this endpoint has completed remotely ({@code ucp_ep_flush_nbx}). */
+    public long flush() throws UcxException {
+        long ep = ensureUsable("ucp_ep_flush_nbx");
+        return worker.track(Ucp.ucp_ep_flush_nbx(ep, UcxWorker.DEFAULT_PARAM.address()), "ucp_ep_flush_nbx");
+    }
+
+    // ---- introspection ------------------------------------------------------------------------
+
+    /** What {@code ucp_ep_print_info} prints: the endpoint's configuration and lanes. */
+    public String info() {
+        long ep = handle;
+        if (closed || !worker.isOpen()) {
+            throw new IllegalStateException("endpoint closed");
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment bufOut = a.allocate(ValueLayout.JAVA_LONG);
+            MemorySegment sizeOut = a.allocate(ValueLayout.JAVA_LONG);
+            long file = Ucp.open_memstream(bufOut.address(), sizeOut.address());
+            if (file == 0) {
+                throw new IllegalStateException("open_memstream failed");
+            }
+            Ucp.ucp_ep_print_info(ep, file);
+            Ucp.fclose(file);
+            long text = bufOut.get(ValueLayout.JAVA_LONG, 0);
+            long size = sizeOut.get(ValueLayout.JAVA_LONG, 0);
+            try {
+                return MemorySegment.ofAddress(text).reinterpret(size + 1).getString(0);
+            } finally {
+                Ucp.free(text);
+            }
+        }
+    }
+
+    /**
+     * The transports of the endpoint's lanes, e.g. {@code [cma, sysv]} for shared memory
+     * on one host, or {@code [tcp]}: the names before the '/' in the lane lines of {@link #info()}.
+     */
+    public Set<String> transports() {
+        Set<String> names = new TreeSet<>();
+        Matcher m = LANE.matcher(info());
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        return names;
+    }
+
+    /** The lanes as "transport/device" pairs, e.g. {@code [cma/memory, sysv/memory]}. */
+    public Set<String> lanes() {
+        Set<String> lanes = new TreeSet<>();
+        Matcher m = LANE.matcher(info());
+        while (m.find()) {
+            lanes.add(m.group(1) + "/" + m.group(2).replaceAll("\\.\\d+$", ""));
+        }
+        return lanes;
+    }
+
+    // ---- close --------------------------------------------------------------------------------
+
+    /**
+     * Starts closing ({@code ucp_ep_close_nbx}): flushing (outstanding sends complete
+     * first) or forced. Returns a request of the worker, or {@link UcxWorker#COMPLETED}.
+     */
+    public long closeNonBlocking(boolean force) throws UcxException {
+        if (closed) {
+            return UcxWorker.COMPLETED;
+        }
+        if (!worker.isOpen()) {
+            throw new IllegalStateException("worker closed");
+        }
+        closed = true;
+        worker.forget(this);
+        Upcalls.unregister(upcallId);
+        long param = force ? UcxWorker.FORCE_CLOSE_PARAM.address() : UcxWorker.DEFAULT_PARAM.address();
+        return worker.track(Ucp.ucp_ep_close_nbx(handle, param), "ucp_ep_close_nbx");
+    }
+
+    /** Forced close for the worker's own close: returns the raw request, untracked. */
+    long startForcedClose() {
+        closed = true;
+        Upcalls.unregister(upcallId);
+        long request = Ucp.ucp_ep_close_nbx(handle, UcxWorker.FORCE_CLOSE_PARAM.address());
+        return UcsStatus.isRequestPointer(request) ? request : UcxWorker.COMPLETED;
+    }
+
+    /**
+     * Closes the endpoint, progressing its worker: a flushing close (sends complete
+     * first), forced if it has not finished within five seconds (a dead peer).
+     */
+    @Override
+    public void close() throws UcxException {
+        if (closed || !worker.isOpen()) {
+            return;
+        }
+        long request = closeNonBlocking(errorStatus != 0);
+        if (request == UcxWorker.COMPLETED) {
+            return;
+        }
+        long deadline = System.nanoTime() + FLUSH_CLOSE_NANOS;
+        int status;
+        while ((status = worker.status(request)) == UcsStatus.INPROGRESS && System.nanoTime() < deadline) {
+            worker.progress();
+        }
+        if (status == UcsStatus.INPROGRESS) {
+            // a flushing close that cannot finish (dead peer): the request completes when the worker closes
+            worker.release(request);
+            return;
+        }
+        worker.release(request);
+    }
+
+    @Override
+    public String toString() {
+        return "UcxEndpoint[" + Long.toHexString(handle) + (closed ? ", closed]" : "]");
+    }
+}

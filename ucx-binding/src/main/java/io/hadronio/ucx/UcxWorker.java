@@ -1,0 +1,517 @@
+package io.hadronio.ucx;
+
+import io.hadronio.ucx.UcpStructs.UcpAmHandlerParam;
+import io.hadronio.ucx.UcpStructs.UcpEpParams;
+import io.hadronio.ucx.UcpStructs.UcpRequestParam;
+import io.hadronio.ucx.UcpStructs.UcpTagRecvInfo;
+import io.hadronio.ucx.UcpStructs.UcpWorkerParams;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A UCP worker ({@code ucp_worker_h}): the progress engine that endpoints, receives
+ * and active messages live on.
+ *
+ * <h2>Requests</h2>
+ * Non-blocking operations return a request handle (a {@code long}), or
+ * {@link #COMPLETED} when they finished inside the call. The caller polls
+ * {@link #status(long)} (or {@link #receiveStatus(long)} for tag receives) while
+ * calling {@link #progress()}, and gives every handle back with {@link #release(long)}.
+ * The worker tracks its outstanding handles: an unknown or released handle is
+ * rejected with an exception instead of reaching UCX, and {@link #close()} cancels and
+ * frees whatever is left.
+ *
+ * <h2>Threads</h2>
+ * Calls must be serialised by the caller (one thread at a time, as in UCX's
+ * SERIALIZED mode), with one exception: {@link #signal()} may be called from any
+ * thread at any time. Hot-path calls ({@link #progress()}, sends, receives,
+ * {@link #status}, {@link #release}) allocate nothing.
+ */
+public final class UcxWorker implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(UcxWorker.class);
+
+    /** The request handle of an operation that completed inside the call. */
+    public static final long COMPLETED = 0;
+
+    // ucp_request_param_t with op_attr_mask 0: polling, contiguous data, no callback; never written
+    static final MemorySegment DEFAULT_PARAM = Arena.global().allocate(UcpRequestParam.LAYOUT);
+    // ucp_request_param_t asking ucp_ep_close_nbx for a forced close
+    static final MemorySegment FORCE_CLOSE_PARAM = Arena.global().allocate(UcpRequestParam.LAYOUT);
+
+    static {
+        FORCE_CLOSE_PARAM.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK, UcpRequestParam.FIELD_FLAGS);
+        FORCE_CLOSE_PARAM.set(ValueLayout.JAVA_INT, UcpRequestParam.FLAGS, UcpRequestParam.EP_CLOSE_FLAG_FORCE);
+    }
+
+    // how long close() keeps progressing to let cancelled requests and closing endpoints finish
+    private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    // the context this worker was made from
+    private final UcxContext context;
+    // ucp_worker_h
+    private final long handle;
+    // thread mode UCX was told
+    private final ThreadMode threadMode;
+    // name, for logs
+    private final String name;
+    // memory owned by this worker: scratch, callback params; closed with the worker
+    private final Arena arena;
+    // ucp_tag_recv_info_t filled by receiveStatus
+    private final MemorySegment recvInfo;
+    // outstanding request handles
+    private final RequestTable requests = new RequestTable();
+    // endpoints still open
+    private final List<UcxEndpoint> endpoints = new ArrayList<>();
+    // active-message id -> upcall registry id
+    private final Map<Integer, Long> amHandlers = new HashMap<>();
+    // callback handles registered here
+    private final List<UcxCallbackHandle> callbacks = new ArrayList<>();
+    // the event fd, -1 until asked for
+    private int eventFd = -1;
+    // results of the last receiveStatus that completed
+    private long receivedTag;
+    private long receivedLength;
+    // set once by close(); checked by every call
+    private volatile boolean closed;
+
+    private UcxWorker(UcxContext context, long handle, ThreadMode threadMode, String name, Arena arena) {
+        this.context = context;
+        this.handle = handle;
+        this.threadMode = threadMode;
+        this.name = name;
+        this.arena = arena;
+        this.recvInfo = arena.allocate(UcpTagRecvInfo.LAYOUT);
+    }
+
+    static UcxWorker create(UcxContext context, ThreadMode mode, String name) throws UcxException {
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment params = arena.allocate(UcpWorkerParams.LAYOUT);
+            params.set(ValueLayout.JAVA_LONG, UcpWorkerParams.FIELD_MASK,
+                    UcpWorkerParams.FIELD_THREAD_MODE | UcpWorkerParams.FIELD_NAME);
+            params.set(ValueLayout.JAVA_INT, UcpWorkerParams.THREAD_MODE, mode.value);
+            params.set(ValueLayout.JAVA_LONG, UcpWorkerParams.NAME, arena.allocateFrom(name).address());
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+            UcxContext.check("ucp_worker_create", Ucp.ucp_worker_create(context.handle(), params.address(),
+                    out.address()));
+            return new UcxWorker(context, out.get(ValueLayout.JAVA_LONG, 0), mode, name, arena);
+        } catch (UcxException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    long handle() {
+        return handle;
+    }
+
+    public UcxContext context() {
+        return context;
+    }
+
+    public ThreadMode threadMode() {
+        return threadMode;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("UCX worker " + name + " is closed");
+        }
+    }
+
+    // ---- progress and wake-up ------------------------------------------------------------
+
+    /** Runs UCX's progress engine once; returns how many events it handled (0: nothing happened). */
+    public int progress() {
+        ensureOpen();
+        return Ucp.ucp_worker_progress(handle);
+    }
+
+    /**
+     * The worker's event file descriptor ({@code ucp_worker_get_efd}); needs
+     * {@link Feature#WAKEUP}. Poll it for readability after {@link #arm()} returned true.
+     */
+    public int eventFd() throws UcxException {
+        ensureOpen();
+        if (eventFd < 0) {
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment out = a.allocate(ValueLayout.JAVA_INT);
+                UcxContext.check("ucp_worker_get_efd", Ucp.ucp_worker_get_efd(handle, out.address()));
+                eventFd = out.get(ValueLayout.JAVA_INT, 0);
+            }
+        }
+        return eventFd;
+    }
+
+    /**
+     * Arms the event fd ({@code ucp_worker_arm}). Returns false when events are pending
+     * ({@code UCS_ERR_BUSY}): progress and try again before sleeping.
+     */
+    public boolean arm() throws UcxException {
+        ensureOpen();
+        int status = Ucp.ucp_worker_arm(handle);
+        if (status == UcsStatus.ERR_BUSY) {
+            return false;
+        }
+        UcxContext.check("ucp_worker_arm", status);
+        return true;
+    }
+
+    /** Wakes a thread sleeping in {@link #await()} or on the event fd. Safe from any thread. */
+    public void signal() throws UcxException {
+        ensureOpen();
+        UcxContext.check("ucp_worker_signal", Ucp.ucp_worker_signal(handle));
+    }
+
+    /** Sleeps until the worker has an event or is signalled ({@code ucp_worker_wait}). */
+    public void await() throws UcxException {
+        ensureOpen();
+        UcxContext.check("ucp_worker_wait", Ucp.ucp_worker_wait(handle));
+    }
+
+    // ---- addresses and endpoints ---------------------------------------------------------
+
+    /** This worker's address, to hand to a peer, which passes it to {@link #connect}. */
+    public byte[] address() throws UcxException {
+        ensureOpen();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment addrOut = a.allocate(ValueLayout.JAVA_LONG);
+            MemorySegment lenOut = a.allocate(ValueLayout.JAVA_LONG);
+            UcxContext.check("ucp_worker_get_address",
+                    Ucp.ucp_worker_get_address(handle, addrOut.address(), lenOut.address()));
+            long address = addrOut.get(ValueLayout.JAVA_LONG, 0);
+            long length = lenOut.get(ValueLayout.JAVA_LONG, 0);
+            try {
+                return MemorySegment.ofAddress(address).reinterpret(length).toArray(ValueLayout.JAVA_BYTE);
+            } finally {
+                Ucp.ucp_worker_release_address(handle, address);
+            }
+        }
+    }
+
+    /** An endpoint to the worker whose {@link #address()} is given, without an error handler. */
+    public UcxEndpoint connect(byte[] remoteAddress, ErrorMode mode) throws UcxException {
+        return connect(remoteAddress, mode, null);
+    }
+
+    /**
+     * An endpoint to the worker whose {@link #address()} is given ({@code ucp_ep_create}).
+     *
+     * @param handler called from {@link #progress()} when the endpoint fails; only with {@link ErrorMode#PEER}
+     */
+    public UcxEndpoint connect(byte[] remoteAddress, ErrorMode mode, UcxErrorHandler handler) throws UcxException {
+        ensureOpen();
+        if (remoteAddress.length == 0) {
+            throw new UcxException("ucp_ep_create", UcsStatus.ERR_INVALID_ADDR, "empty worker address");
+        }
+        UcxEndpoint endpoint = new UcxEndpoint(this, handler);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment address = a.allocate(remoteAddress.length, 8);
+            MemorySegment.copy(remoteAddress, 0, address, ValueLayout.JAVA_BYTE, 0, remoteAddress.length);
+            MemorySegment params = a.allocate(UcpEpParams.LAYOUT);
+            long mask = UcpEpParams.FIELD_REMOTE_ADDRESS | UcpEpParams.FIELD_ERR_HANDLING_MODE;
+            params.set(ValueLayout.JAVA_LONG, UcpEpParams.ADDRESS, address.address());
+            params.set(ValueLayout.JAVA_INT, UcpEpParams.ERR_MODE, mode.value);
+            if (mode == ErrorMode.PEER) {
+                mask |= UcpEpParams.FIELD_ERR_HANDLER;
+                params.set(ValueLayout.JAVA_LONG, UcpEpParams.ERR_HANDLER_CB, Upcalls.ERROR_HANDLER.address());
+                params.set(ValueLayout.JAVA_LONG, UcpEpParams.ERR_HANDLER_ARG, endpoint.upcallId());
+            }
+            params.set(ValueLayout.JAVA_LONG, UcpEpParams.FIELD_MASK, mask);
+            MemorySegment out = a.allocate(ValueLayout.JAVA_LONG);
+            int status = Ucp.ucp_ep_create(handle, params.address(), out.address());
+            if (status != UcsStatus.OK) {
+                endpoint.discard();
+                throw new UcxException("ucp_ep_create", status);
+            }
+            endpoint.created(out.get(ValueLayout.JAVA_LONG, 0));
+        }
+        endpoints.add(endpoint);
+        return endpoint;
+    }
+
+    void forget(UcxEndpoint endpoint) {
+        endpoints.remove(endpoint);
+    }
+
+    // ---- tag receive -----------------------------------------------------------------------
+
+    /** Posts a tag receive into native memory; see {@link #tagReceive(long, long, long, long)}. */
+    public long tagReceive(MemorySegment buffer, long tag, long tagMask) throws UcxException {
+        return tagReceive(nativeAddress(buffer), buffer.byteSize(), tag, tagMask);
+    }
+
+    /**
+     * Posts a receive for a message whose tag matches {@code tag} in the bits of
+     * {@code tagMask} ({@code ucp_tag_recv_nbx}). The buffer must stay valid until the
+     * request completed or was cancelled. Poll with {@link #receiveStatus(long)}.
+     *
+     * @return the request handle (receives never complete inside the call here)
+     */
+    public long tagReceive(long address, long length, long tag, long tagMask) throws UcxException {
+        ensureOpen();
+        return track(Ucp.ucp_tag_recv_nbx(handle, address, length, tag, tagMask, DEFAULT_PARAM.address()),
+                "ucp_tag_recv_nbx");
+    }
+
+    /** Like {@link #tagReceive(MemorySegment, long, long)}, with a completion callback. */
+    public long tagReceive(MemorySegment buffer, long tag, long tagMask, UcxCallbackHandle callback)
+            throws UcxException {
+        ensureOpen();
+        checkOwned(callback);
+        return track(Ucp.ucp_tag_recv_nbx(handle, nativeAddress(buffer), buffer.byteSize(), tag, tagMask,
+                callback.receiveParam.address()), "ucp_tag_recv_nbx");
+    }
+
+    /**
+     * Status of a tag receive ({@code ucp_tag_recv_request_test}). When it is
+     * {@link UcsStatus#OK}, {@link #receivedTag()} and {@link #receivedLength()} describe the message.
+     */
+    public int receiveStatus(long request) {
+        ensureKnown(request);
+        final MemorySegment info = recvInfo;
+        int status = Ucp.ucp_tag_recv_request_test(request, info.address());
+        if (status == UcsStatus.OK) {
+            receivedTag = info.get(ValueLayout.JAVA_LONG, UcpTagRecvInfo.SENDER_TAG);
+            receivedLength = info.get(ValueLayout.JAVA_LONG, UcpTagRecvInfo.LENGTH);
+        }
+        return status;
+    }
+
+    /** Sender tag of the receive last seen complete by {@link #receiveStatus(long)}. */
+    public long receivedTag() {
+        return receivedTag;
+    }
+
+    /** Length of the receive last seen complete by {@link #receiveStatus(long)}. */
+    public long receivedLength() {
+        return receivedLength;
+    }
+
+    // ---- active messages -------------------------------------------------------------------
+
+    /**
+     * Installs (or, with null, removes) the handler for active messages with this id
+     * ({@code ucp_worker_set_am_recv_handler}); needs {@link Feature#AM}.
+     */
+    public void setAmHandler(int id, UcxAmHandler handler) throws UcxException {
+        ensureOpen();
+        Long previous = amHandlers.remove(id);
+        long registryId = handler == null ? 0 : Upcalls.register(handler);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocate(UcpAmHandlerParam.LAYOUT);
+            p.set(ValueLayout.JAVA_LONG, UcpAmHandlerParam.FIELD_MASK, UcpAmHandlerParam.FIELD_ID
+                    | UcpAmHandlerParam.FIELD_CB | UcpAmHandlerParam.FIELD_ARG | UcpAmHandlerParam.FIELD_FLAGS);
+            p.set(ValueLayout.JAVA_INT, UcpAmHandlerParam.ID, id);
+            // WHOLE_MSG: one callback per message; PERSISTENT_DATA: the handler may keep eager data
+            p.set(ValueLayout.JAVA_INT, UcpAmHandlerParam.FLAGS, handler == null ? 0 : 0b11);
+            p.set(ValueLayout.JAVA_LONG, UcpAmHandlerParam.CB, handler == null ? 0 : Upcalls.AM_HANDLER.address());
+            p.set(ValueLayout.JAVA_LONG, UcpAmHandlerParam.ARG, registryId);
+            UcxContext.check("ucp_worker_set_am_recv_handler",
+                    Ucp.ucp_worker_set_am_recv_handler(handle, p.address()));
+        } catch (UcxException e) {
+            if (handler != null) {
+                Upcalls.unregister(registryId);
+            }
+            throw e;
+        } finally {
+            if (previous != null) {
+                Upcalls.unregister(previous);
+            }
+        }
+        if (handler != null) {
+            amHandlers.put(id, registryId);
+        }
+    }
+
+    /**
+     * Fetches the payload of a rendezvous active message into {@code buffer}
+     * ({@code ucp_am_recv_data_nbx}); {@code dataDescriptor} is the {@code data} the
+     * handler was given, which then returned {@link UcsStatus#INPROGRESS}.
+     */
+    public long amReceiveData(MemorySegment dataDescriptor, MemorySegment buffer) throws UcxException {
+        ensureOpen();
+        return track(Ucp.ucp_am_recv_data_nbx(handle, dataDescriptor.address(), nativeAddress(buffer),
+                buffer.byteSize(), DEFAULT_PARAM.address()), "ucp_am_recv_data_nbx");
+    }
+
+    /** Releases active-message data a handler kept by returning {@link UcsStatus#INPROGRESS}. */
+    public void amReleaseData(MemorySegment data) {
+        ensureOpen();
+        Ucp.ucp_am_data_release(handle, data.address());
+    }
+
+    // ---- requests --------------------------------------------------------------------------
+
+    /** Registers a completion callback for use with this worker's operations. */
+    public UcxCallbackHandle register(UcxCallback callback) {
+        ensureOpen();
+        UcxCallbackHandle h = new UcxCallbackHandle(this, callback, arena);
+        callbacks.add(h);
+        return h;
+    }
+
+    void checkOwned(UcxCallbackHandle callback) {
+        if (callback.worker != this) {
+            throw new IllegalArgumentException("callback registered with another worker");
+        }
+    }
+
+    /** Flushes every endpoint of this worker ({@code ucp_worker_flush_nbx}). */
+    public long flush() throws UcxException {
+        ensureOpen();
+        return track(Ucp.ucp_worker_flush_nbx(handle, DEFAULT_PARAM.address()), "ucp_worker_flush_nbx");
+    }
+
+    /**
+     * Status of a request ({@code ucp_request_check_status}): {@link UcsStatus#INPROGRESS},
+     * {@link UcsStatus#OK}, or an error. {@link #COMPLETED} is always OK.
+     */
+    public int status(long request) {
+        if (request == COMPLETED) {
+            ensureOpen();
+            return UcsStatus.OK;
+        }
+        ensureKnown(request);
+        return Ucp.ucp_request_check_status(request);
+    }
+
+    /**
+     * Cancels a pending request ({@code ucp_request_cancel}); it then completes with
+     * {@link UcsStatus#ERR_CANCELED} at a later {@link #progress()} (or had completed already).
+     */
+    public void cancel(long request) {
+        if (request == COMPLETED) {
+            return;
+        }
+        ensureKnown(request);
+        Ucp.ucp_request_cancel(handle, request);
+    }
+
+    /**
+     * Gives a request back to UCX ({@code ucp_request_free}). Releasing a request that
+     * is still in progress lets it finish in the background; for a receive, cancel it
+     * first, or its buffer may still be written.
+     */
+    public void release(long request) {
+        if (request == COMPLETED) {
+            return;
+        }
+        ensureKnown(request);
+        requests.remove(request);
+        Ucp.ucp_request_free(request);
+    }
+
+    /** Number of request handles not yet released. */
+    public int outstandingRequests() {
+        return requests.size();
+    }
+
+    /**
+     * Progresses until the request is no longer in progress, then returns its status
+     * and releases it. For set-up and tests, not the data path.
+     */
+    public int waitFor(long request) {
+        if (request == COMPLETED) {
+            return UcsStatus.OK;
+        }
+        int status;
+        while ((status = status(request)) == UcsStatus.INPROGRESS) {
+            progress();
+        }
+        release(request);
+        return status;
+    }
+
+    long track(long statusPtr, String operation) throws UcxException {
+        if (statusPtr == 0) {
+            return COMPLETED;
+        }
+        if (UcsStatus.isErrorPointer(statusPtr)) {
+            throw new UcxException(operation, (int) statusPtr);
+        }
+        requests.add(statusPtr);
+        return statusPtr;
+    }
+
+    private void ensureKnown(long request) {
+        ensureOpen();
+        if (!requests.contains(request)) {
+            throw new IllegalArgumentException("unknown or already released UCX request 0x" + Long.toHexString(request));
+        }
+    }
+
+    static long nativeAddress(MemorySegment buffer) {
+        if (!buffer.isNative()) {
+            throw new IllegalArgumentException("UCX transfers need native memory, not a heap segment");
+        }
+        return buffer.address();
+    }
+
+    // ---- close -----------------------------------------------------------------------------
+
+    /**
+     * Closes the worker: cancels outstanding requests, force-closes its endpoints,
+     * progresses (for at most two seconds) so that UCX completes them, frees every
+     * request, and destroys the worker. Afterwards every call on it, its endpoints and
+     * its request handles throws {@link IllegalStateException}.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        long[] pending = requests.toArray();
+        for (long request : pending) {
+            Ucp.ucp_request_cancel(handle, request);
+        }
+        for (UcxEndpoint endpoint : new ArrayList<>(endpoints)) {
+            long request = endpoint.startForcedClose();
+            if (request != COMPLETED) {
+                requests.add(request);
+            }
+        }
+        long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
+        long[] all = requests.toArray();
+        for (long request : all) {
+            while (Ucp.ucp_request_check_status(request) == UcsStatus.INPROGRESS && System.nanoTime() < deadline) {
+                Ucp.ucp_worker_progress(handle);
+            }
+            Ucp.ucp_request_free(request);
+        }
+        if (all.length > 0) {
+            LOG.debug("worker {}: {} outstanding requests cancelled and freed at close", name, all.length);
+        }
+        closed = true;
+        for (Long id : amHandlers.values()) {
+            Upcalls.unregister(id);
+        }
+        for (UcxCallbackHandle h : callbacks) {
+            Upcalls.unregister(h.id);
+        }
+        Ucp.ucp_worker_destroy(handle);
+        arena.close();
+        context.forget(this);
+    }
+
+    @Override
+    public String toString() {
+        return "UcxWorker[" + name + ", " + threadMode + (closed ? ", closed]" : "]");
+    }
+}

@@ -1,0 +1,117 @@
+package io.hadronio.ucx;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The native callbacks UCX may call, each one static stub for the whole JVM. UCX
+ * hands back an opaque {@code void *arg}/{@code user_data}, which here is the id of a
+ * Java target in {@link #TARGETS}; so no stub is made per endpoint or request.
+ *
+ * <p>An exception escaping an upcall kills the JVM, so every stub catches and logs.
+ * Upcalls only happen inside non-critical downcalls (progress, send, close).
+ */
+final class Upcalls {
+    private static final Logger LOG = LoggerFactory.getLogger(Upcalls.class);
+
+    // id -> UcxEndpoint / UcxAmHandler / UcxCallback
+    private static final ConcurrentHashMap<Long, Object> TARGETS = new ConcurrentHashMap<>();
+    private static final AtomicLong NEXT_ID = new AtomicLong(1);
+
+    /** {@snippet lang=c : void (*ucp_err_handler_cb_t)(void *arg, ucp_ep_h ep, ucs_status_t status); } */
+    static final MemorySegment ERROR_HANDLER = stub("onEndpointError",
+            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG, JAVA_INT));
+    /** {@snippet lang=c : ucs_status_t (*ucp_am_recv_callback_t)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param); } */
+    static final MemorySegment AM_HANDLER = stub("onActiveMessage",
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    /** {@snippet lang=c : void (*ucp_send_nbx_callback_t)(void *request, ucs_status_t status, void *user_data); } */
+    static final MemorySegment SEND_COMPLETE = stub("onSendComplete",
+            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_INT, JAVA_LONG));
+    /** {@snippet lang=c : void (*ucp_tag_recv_nbx_callback_t)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *tag_info, void *user_data); } */
+    static final MemorySegment RECEIVE_COMPLETE = stub("onReceiveComplete",
+            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG));
+
+    private Upcalls() {
+    }
+
+    private static MemorySegment stub(String method, FunctionDescriptor descriptor) {
+        try {
+            var handle = MethodHandles.lookup().findStatic(Upcalls.class, method, descriptor.toMethodType());
+            return NativeLibraries.LINKER.upcallStub(handle, descriptor, Arena.global());
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(method, e);
+        }
+    }
+
+    static long register(Object target) {
+        long id = NEXT_ID.getAndIncrement();
+        TARGETS.put(id, target);
+        return id;
+    }
+
+    static void unregister(long id) {
+        TARGETS.remove(id);
+    }
+
+    @SuppressWarnings("unused") // called from native code
+    private static void onEndpointError(long arg, long ep, int status) {
+        try {
+            if (TARGETS.get(arg) instanceof UcxEndpoint endpoint) {
+                endpoint.failed(status);
+            }
+        } catch (Throwable t) {
+            LOG.error("endpoint error handler threw", t);
+        }
+    }
+
+    @SuppressWarnings("unused") // called from native code
+    private static int onActiveMessage(long arg, long header, long headerLength, long data, long length, long param) {
+        try {
+            if (TARGETS.get(arg) instanceof UcxAmHandler handler) {
+                long attr = MemorySegment.ofAddress(param)
+                        .reinterpret(UcpStructs.UcpAmRecvParam.LAYOUT.byteSize())
+                        .get(JAVA_LONG, UcpStructs.UcpAmRecvParam.RECV_ATTR);
+                return handler.onMessage(MemorySegment.ofAddress(header).reinterpret(headerLength),
+                        MemorySegment.ofAddress(data).reinterpret(length), attr);
+            }
+        } catch (Throwable t) {
+            LOG.error("active message handler threw", t);
+        }
+        return UcsStatus.OK;
+    }
+
+    @SuppressWarnings("unused") // called from native code
+    private static void onSendComplete(long request, int status, long userData) {
+        try {
+            if (TARGETS.get(userData) instanceof UcxCallback callback) {
+                callback.onComplete(request, status, 0, 0);
+            }
+        } catch (Throwable t) {
+            LOG.error("send completion callback threw", t);
+        }
+    }
+
+    @SuppressWarnings("unused") // called from native code
+    private static void onReceiveComplete(long request, int status, long info, long userData) {
+        try {
+            if (TARGETS.get(userData) instanceof UcxCallback callback) {
+                MemorySegment i = MemorySegment.ofAddress(info).reinterpret(UcpStructs.UcpTagRecvInfo.LAYOUT.byteSize());
+                long tag = info == 0 ? 0 : i.get(JAVA_LONG, UcpStructs.UcpTagRecvInfo.SENDER_TAG);
+                long length = info == 0 ? 0 : i.get(JAVA_LONG, UcpStructs.UcpTagRecvInfo.LENGTH);
+                callback.onComplete(request, status, tag, length);
+            }
+        } catch (Throwable t) {
+            LOG.error("receive completion callback threw", t);
+        }
+    }
+
+}

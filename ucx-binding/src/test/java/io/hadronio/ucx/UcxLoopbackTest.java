@@ -1,0 +1,84 @@
+package io.hadronio.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/** Two workers in one JVM exchange tagged messages through the binding. */
+class UcxLoopbackTest {
+    private UcxContext context;
+    private UcxWorker a;
+    private UcxWorker b;
+    private UcxEndpoint aToB;
+    private Arena arena;
+
+    @BeforeEach
+    void setUp() throws UcxException {
+        context = UcxContext.builder().features(Feature.TAG, Feature.AM, Feature.WAKEUP).open();
+        a = context.newWorker(ThreadMode.SINGLE, "a");
+        b = context.newWorker(ThreadMode.SINGLE, "b");
+        aToB = a.connect(b.address(), ErrorMode.NONE);
+        arena = Arena.ofShared();
+    }
+
+    @AfterEach
+    void tearDown() {
+        context.close();
+        arena.close();
+    }
+
+    private void progressBoth() {
+        a.progress();
+        b.progress();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 8, 1023, 1024, 65536, 1 << 20, 4 << 20})
+    void shouldExchangeTaggedMessagesOfEverySize(int size) throws UcxException {
+        byte[] payload = new byte[size];
+        new Random(size).nextBytes(payload);
+        MemorySegment src = arena.allocate(Math.max(size, 1));
+        MemorySegment.copy(payload, 0, src, ValueLayout.JAVA_BYTE, 0, size);
+        MemorySegment dst = arena.allocate(Math.max(size, 1));
+
+        long recv = b.tagReceive(dst.asSlice(0, size), 42, -1L);
+        long send = aToB.tagSend(src.asSlice(0, size), 42);
+        int sendStatus;
+        int recvStatus;
+        do {
+            progressBoth();
+            sendStatus = a.status(send);
+            recvStatus = b.receiveStatus(recv);
+        } while (sendStatus == UcsStatus.INPROGRESS || recvStatus == UcsStatus.INPROGRESS);
+        assertEquals(UcsStatus.OK, sendStatus);
+        assertEquals(UcsStatus.OK, recvStatus);
+        assertEquals(size, b.receivedLength());
+        assertEquals(42, b.receivedTag());
+        assertArrayEquals(payload, dst.asSlice(0, size).toArray(ValueLayout.JAVA_BYTE));
+        a.release(send);
+        b.release(recv);
+        assertEquals(0, a.outstandingRequests());
+        assertEquals(0, b.outstandingRequests());
+    }
+
+    @Test
+    void shouldUseSharedMemoryOnOneHost() {
+        Set<String> transports = aToB.transports();
+        assertFalse(transports.isEmpty(), aToB.info());
+        assertTrue(transports.stream().anyMatch(t -> Set.of("sysv", "posix", "cma", "self", "xpmem", "knem").contains(t)),
+                "transports " + transports + "\n" + aToB.info());
+        assertFalse(transports.contains("tcp"), aToB.info());
+    }
+}
