@@ -146,6 +146,8 @@ final class Ucp {
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : int fclose(FILE *stream); } */
     private static final MethodHandle MH$fclose = h("fclose", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+    /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
+    private static final MethodHandle MH$poll = h("poll", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     /** {@snippet lang=c : void free(void *ptr); } */
     private static final MethodHandle MH$free = h("free", FunctionDescriptor.ofVoid(JAVA_LONG));
 
@@ -410,6 +412,14 @@ final class Ucp {
             return (int) MH$fclose.invokeExact(file);
         } catch (Throwable t) {
             throw new AssertionError("fclose", t);
+        }
+    }
+
+    static int poll(long fds, long count, int timeoutMillis) {
+        try {
+            return (int) MH$poll.invokeExact(fds, count, timeoutMillis);
+        } catch (Throwable t) {
+            throw new AssertionError("poll", t);
         }
     }
 
