@@ -1,0 +1,51 @@
+package io.hadronio.app;
+
+import io.hadronio.app.ucx.UcxCommand;
+import io.hadronio.ucx.Ucx;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code hadronio} command. Each area is a subcommand ({@code ucx} now;
+ * {@code blocking}, {@code netty}, ... are added to {@code subcommands} as they come),
+ * so this class only wires them together.
+ */
+@Command(name = "hadronio",
+        mixinStandardHelpOptions = true,
+        versionProvider = HadronioCommand.Version.class,
+        description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
+        subcommands = {UcxCommand.class, CommandLine.HelpCommand.class})
+public final class HadronioCommand implements Runnable {
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand");
+    }
+
+    /** The command line with every subcommand, for {@link #main} and for tests. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new HadronioCommand());
+    }
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** Version of the application, the JDK, and the UCX library it would use. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String own = HadronioCommand.class.getPackage().getImplementationVersion();
+            String ucx = Ucx.isAvailable() ? "UCX " + Ucx.version() : "UCX unavailable: " + Ucx.unavailableReason().getMessage();
+            return new String[] {
+                "hadronio " + (own == null ? "(development build)" : own),
+                "Java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")",
+                ucx,
+            };
+        }
+    }
+}

@@ -1,0 +1,413 @@
+package io.hadronio.app.ucx;
+
+import io.hadronio.app.ucx.BenchmarkReport.LatencyRun;
+import io.hadronio.app.ucx.BenchmarkReport.ThroughputRun;
+import io.hadronio.ucx.ErrorMode;
+import io.hadronio.ucx.Feature;
+import io.hadronio.ucx.ThreadMode;
+import io.hadronio.ucx.UcsStatus;
+import io.hadronio.ucx.UcxContext;
+import io.hadronio.ucx.UcxEndpoint;
+import io.hadronio.ucx.UcxException;
+import io.hadronio.ucx.UcxWorker;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The binding's own benchmarks between two processes (or threads): tag ping-pong
+ * latency and windowed tag streaming, with busy polling and no completion callbacks.
+ *
+ * <p>Set-up: the client connects to the server over TCP ({@link ControlChannel}),
+ * sends its settings and its worker address, gets the server's worker address back,
+ * and both create an endpoint in error mode NONE (so UCX may use shared memory).
+ * Warm-up messages run first and are not measured; a TCP barrier separates set-up,
+ * measurement and tear-down.
+ *
+ * <p>The measured loops allocate nothing: buffers are native memory allocated once,
+ * request handles are {@code long}s kept in preallocated arrays, and completion is
+ * found by polling the request status between {@code ucp_worker_progress} calls.
+ * Like {@code ucx_perftest}, each side sends from one buffer and receives into one
+ * buffer, whatever the window.
+ */
+public final class UcxBenchmark implements AutoCloseable {
+    // tags of the three message streams; matched with a full mask
+    static final long TAG_PING = 0x4844_4E49_0000_0001L;
+    static final long TAG_PONG = 0x4844_4E49_0000_0002L;
+    static final long TAG_DATA = 0x4844_4E49_0000_0003L;
+    static final long TAG_ACK = 0x4844_4E49_0000_0004L;
+    private static final long FULL_MASK = -1L;
+    // polls without a completion before the loop checks whether the peer is still there
+    private static final int STALL_SPINS = 1 << 20;
+    // size of the acknowledgement that ends a throughput run
+    private static final int ACK_LENGTH = 8;
+
+    private final BenchmarkSettings settings;
+    private final UcxContext context;
+    private final UcxWorker worker;
+    private final ControlChannel control;
+    private final UcxEndpoint endpoint;
+    private final Arena arena;
+    // message buffers, native, allocated once
+    private final long sendAddress;
+    private final long receiveAddress;
+    private final long ackAddress;
+    private final int length;
+    // outstanding requests of the windowed loops, by slot
+    private final long[] ring;
+    // completion time of each ping-pong, nanoseconds
+    private final long[] stamps;
+
+    private UcxBenchmark(BenchmarkSettings settings, UcxContext context, UcxWorker worker, ControlChannel control,
+            byte[] peerAddress) throws UcxException {
+        this.settings = settings;
+        this.context = context;
+        this.worker = worker;
+        this.control = control;
+        this.endpoint = worker.connect(peerAddress, ErrorMode.NONE);
+        this.arena = Arena.ofConfined();
+        this.length = settings.length();
+        long bufferBytes = Math.max(length, 64);
+        MemorySegment send = arena.allocate(bufferBytes, 4096);
+        MemorySegment receive = arena.allocate(bufferBytes, 4096);
+        MemorySegment ack = arena.allocate(64, 64);
+        // touch every page now so that page faults do not land in the measurement
+        send.fill((byte) 0x5a);
+        receive.fill((byte) 0);
+        this.sendAddress = send.address();
+        this.receiveAddress = receive.address();
+        this.ackAddress = ack.address();
+        this.ring = new long[settings.window()];
+        this.stamps = settings.kind() == BenchmarkSettings.Kind.LATENCY
+                ? new long[Math.max(settings.messages(), settings.warmup())] : new long[0];
+    }
+
+    static UcxContext openContext() throws UcxException {
+        return UcxContext.builder().features(Feature.TAG).name("hadronio-ucx-benchmark").open();
+    }
+
+    // ---- client ------------------------------------------------------------------------------
+
+    /**
+     * Runs the benchmark against a server at {@code remote}, printing progress to
+     * {@code log}, and returns the measurements (the caller prints the RESULT line).
+     *
+     * @param patience how long to retry while the server is not yet listening
+     */
+    public static BenchmarkReport runClient(BenchmarkSettings settings, InetSocketAddress remote, Duration patience,
+            PrintStream log) throws IOException {
+        try (UcxContext context = openContext();
+                ControlChannel control = ControlChannel.connect(remote, patience)) {
+            UcxWorker worker = context.newWorker(ThreadMode.SINGLE, "benchmark-client");
+            control.sendHello(settings, worker.address());
+            byte[] serverAddress = control.readReply();
+            try (UcxBenchmark bench = new UcxBenchmark(settings, context, worker, control, serverAddress)) {
+                log.println("connected to " + remote + "; " + settings);
+                bench.printTransport(log);
+                BenchmarkReport report = bench.runClientSide(log);
+                bench.finish();
+                return report;
+            }
+        }
+    }
+
+    private BenchmarkReport runClientSide(PrintStream log) throws IOException {
+        control.barrier();
+        List<BenchmarkReport.Run> runs = new ArrayList<>();
+        if (settings.kind() == BenchmarkSettings.Kind.LATENCY) {
+            if (settings.warmup() > 0) {
+                ping(settings.warmup());
+            }
+            for (int r = 0; r < settings.runs(); r++) {
+                long start = System.nanoTime();
+                ping(settings.messages());
+                runs.add(latencyRun(start, settings.messages()));
+                log.println("run " + (r + 1) + ": " + runs.getLast().describe());
+            }
+        } else {
+            if (settings.warmup() > 0) {
+                stream(settings.warmup());
+            }
+            for (int r = 0; r < settings.runs(); r++) {
+                long nanos = stream(settings.messages());
+                runs.add(ThroughputRun.of(settings.messages(), length, nanos));
+                log.println("run " + (r + 1) + ": " + runs.getLast().describe());
+            }
+        }
+        return new BenchmarkReport(settings, endpoint.transports(), endpoint.lanes(), runs);
+    }
+
+    /** Turns completion stamps into round trips (in place) and summarises them. */
+    private LatencyRun latencyRun(long start, int count) {
+        long previous = start;
+        long last = stamps[count - 1];
+        for (int i = 0; i < count; i++) {
+            long stamp = stamps[i];
+            stamps[i] = stamp - previous;
+            previous = stamp;
+        }
+        return LatencyRun.of(stamps, count, last - start);
+    }
+
+    // ---- server ------------------------------------------------------------------------------
+
+    /** A listening server: UCX is initialised before it listens, so "listening" means ready. */
+    public static final class Server implements AutoCloseable {
+        private final BenchmarkSettings.Kind kind;
+        private final UcxContext context;
+        private final ServerSocket socket;
+
+        private Server(BenchmarkSettings.Kind kind, UcxContext context, ServerSocket socket) {
+            this.kind = kind;
+            this.context = context;
+            this.socket = socket;
+        }
+
+        /** Initialises UCX and listens on {@code address} (port 0: any free port). */
+        public static Server open(BenchmarkSettings.Kind kind, InetSocketAddress address) throws IOException {
+            UcxContext context = openContext();
+            try {
+                return new Server(kind, context, ControlChannel.listen(address));
+            } catch (IOException | RuntimeException e) {
+                context.close();
+                throw e;
+            }
+        }
+
+        public InetSocketAddress localAddress() {
+            return (InetSocketAddress) socket.getLocalSocketAddress();
+        }
+
+        /**
+         * Serves one client: takes its settings, runs the other half of the loops, and
+         * returns a report without runs (the client measures).
+         */
+        public BenchmarkReport serve(PrintStream log) throws IOException {
+            try (ControlChannel control = ControlChannel.accept(socket)) {
+                ControlChannel.Hello hello = control.readHello();
+                BenchmarkSettings settings = hello.settings();
+                if (settings.kind() != kind) {
+                    control.sendReply("this server runs the " + kind.label() + " benchmark, not "
+                            + settings.kind().label(), null);
+                    throw new IOException("client " + control.remoteAddress() + " asked for the "
+                            + settings.kind().label() + " benchmark; this server runs " + kind.label());
+                }
+                UcxWorker worker = context.newWorker(ThreadMode.SINGLE, "benchmark-server");
+                control.sendReply(null, worker.address());
+                try (UcxBenchmark bench = new UcxBenchmark(settings, context, worker, control, hello.workerAddress())) {
+                    log.println("client " + control.remoteAddress() + "; " + settings);
+                    bench.printTransport(log);
+                    BenchmarkReport report = new BenchmarkReport(settings, bench.endpoint.transports(),
+                            bench.endpoint.lanes(), List.of());
+                    bench.runServerSide();
+                    bench.finish();
+                    log.println("done");
+                    return report;
+                } finally {
+                    worker.close();
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                socket.close();
+            } finally {
+                context.close();
+            }
+        }
+    }
+
+    private void runServerSide() throws IOException {
+        control.barrier();
+        if (settings.kind() == BenchmarkSettings.Kind.LATENCY) {
+            pong(settings.warmup() + (long) settings.messages() * settings.runs());
+        } else {
+            if (settings.warmup() > 0) {
+                sink(settings.warmup());
+            }
+            for (int r = 0; r < settings.runs(); r++) {
+                sink(settings.messages());
+            }
+        }
+    }
+
+    // ---- common ------------------------------------------------------------------------------
+
+    private void printTransport(PrintStream log) {
+        log.println("transport: " + String.join(",", endpoint.transports()) + " (lanes: "
+                + String.join(", ", endpoint.lanes()) + ")");
+    }
+
+    /** Barrier after the loops, then a flushing endpoint close while the peer still progresses. */
+    private void finish() throws IOException {
+        control.barrier();
+        long request = endpoint.closeNonBlocking(false);
+        await(request, false, "ucp_ep_close_nbx");
+        control.barrier();
+    }
+
+    @Override
+    public void close() throws UcxException {
+        try {
+            endpoint.close();
+        } finally {
+            arena.close();
+        }
+    }
+
+    // ---- the measured loops: no allocation below this line --------------------------------
+
+    /** Client half of the ping-pong: {@code count} round trips, completion times in {@link #stamps}. */
+    private void ping(int count) throws IOException {
+        final UcxWorker w = worker;
+        final UcxEndpoint ep = endpoint;
+        final long[] t = stamps;
+        for (int i = 0; i < count; i++) {
+            long receive = w.tagReceive(receiveAddress, length, TAG_PONG, FULL_MASK);
+            long send = ep.tagSend(sendAddress, length, TAG_PING);
+            int spins = 0;
+            while (true) {
+                if (send != UcxWorker.COMPLETED) {
+                    int status = w.status(send);
+                    if (status != UcsStatus.INPROGRESS) {
+                        w.release(send);
+                        send = UcxWorker.COMPLETED;
+                        check(status, "ucp_tag_send_nbx");
+                    }
+                }
+                int status = w.receiveStatus(receive);
+                if (status != UcsStatus.INPROGRESS) {
+                    check(status, "ucp_tag_recv_nbx");
+                    if (send == UcxWorker.COMPLETED) {
+                        w.release(receive);
+                        break;
+                    }
+                }
+                w.progress();
+                if (++spins == STALL_SPINS) {
+                    spins = 0;
+                    checkPeer();
+                }
+            }
+            t[i] = System.nanoTime();
+        }
+    }
+
+    /** Server half of the ping-pong: answers {@code count} pings, the next receive posted before the answer. */
+    private void pong(long count) throws IOException {
+        final UcxWorker w = worker;
+        final UcxEndpoint ep = endpoint;
+        if (count == 0) {
+            return;
+        }
+        long receive = w.tagReceive(receiveAddress, length, TAG_PING, FULL_MASK);
+        for (long i = 0; i < count; i++) {
+            await(receive, true, "ucp_tag_recv_nbx");
+            receive = i + 1 < count ? w.tagReceive(receiveAddress, length, TAG_PING, FULL_MASK) : 0;
+            await(ep.tagSend(sendAddress, length, TAG_PONG), false, "ucp_tag_send_nbx");
+        }
+    }
+
+    /**
+     * Sender half of the streaming benchmark: {@code count} sends with at most
+     * {@code window} outstanding, then waits for the receiver's acknowledgement.
+     * Returns the nanoseconds from the first send to the acknowledgement.
+     */
+    private long stream(int count) throws IOException {
+        final UcxWorker w = worker;
+        final UcxEndpoint ep = endpoint;
+        final long[] slots = ring;
+        final int window = slots.length;
+        long ack = w.tagReceive(ackAddress, ACK_LENGTH, TAG_ACK, FULL_MASK);
+        long start = System.nanoTime();
+        int slot = 0;
+        for (int i = 0; i < count; i++) {
+            long oldest = slots[slot];
+            if (oldest != UcxWorker.COMPLETED) {
+                await(oldest, false, "ucp_tag_send_nbx");
+            }
+            slots[slot] = ep.tagSend(sendAddress, length, TAG_DATA);
+            if (++slot == window) {
+                slot = 0;
+            }
+        }
+        for (int j = 0; j < window; j++) {
+            long request = slots[slot];
+            if (request != UcxWorker.COMPLETED) {
+                await(request, false, "ucp_tag_send_nbx");
+                slots[slot] = UcxWorker.COMPLETED;
+            }
+            if (++slot == window) {
+                slot = 0;
+            }
+        }
+        await(ack, true, "ucp_tag_recv_nbx");
+        return System.nanoTime() - start;
+    }
+
+    /** Receiver half of the streaming benchmark: {@code window} receives kept posted, then the acknowledgement. */
+    private void sink(int count) throws IOException {
+        final UcxWorker w = worker;
+        final long[] slots = ring;
+        final int window = slots.length;
+        int posted = 0;
+        while (posted < Math.min(window, count)) {
+            slots[posted++] = w.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK);
+        }
+        int slot = 0;
+        for (int done = 0; done < count; done++) {
+            await(slots[slot], true, "ucp_tag_recv_nbx");
+            if (posted < count) {
+                slots[slot] = w.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK);
+                posted++;
+            } else {
+                slots[slot] = UcxWorker.COMPLETED;
+            }
+            if (++slot == window) {
+                slot = 0;
+            }
+        }
+        await(endpoint.tagSend(ackAddress, ACK_LENGTH, TAG_ACK), false, "ucp_tag_send_nbx");
+    }
+
+    /** Progresses until the request is done, releases it, and throws if it failed. */
+    private void await(long request, boolean receive, String operation) throws IOException {
+        if (request == UcxWorker.COMPLETED) {
+            return;
+        }
+        final UcxWorker w = worker;
+        int spins = 0;
+        int status;
+        while ((status = receive ? w.receiveStatus(request) : w.status(request)) == UcsStatus.INPROGRESS) {
+            w.progress();
+            if (++spins == STALL_SPINS) {
+                spins = 0;
+                checkPeer();
+            }
+        }
+        w.release(request);
+        check(status, operation);
+    }
+
+    private static void check(int status, String operation) throws UcxException {
+        if (status != UcsStatus.OK) {
+            throw new UcxException(operation, status);
+        }
+    }
+
+    /** Called after a long stretch without completions: fails if the peer has gone. */
+    private void checkPeer() throws IOException {
+        if (control.peerGone()) {
+            throw new IOException("the peer closed the control connection in the middle of the benchmark"
+                    + " (it exited or died)");
+        }
+    }
+}

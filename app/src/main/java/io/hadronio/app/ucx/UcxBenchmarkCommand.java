@@ -1,0 +1,183 @@
+package io.hadronio.app.ucx;
+
+import io.hadronio.app.SocketAddressConverter;
+import io.hadronio.ucx.Ucx;
+import io.hadronio.ucx.UcxUnavailableException;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code hadronio ucx benchmark latency|throughput}: the binding measured between two
+ * processes, one started with {@code -s} (server), the other with {@code -r HOST:PORT}.
+ */
+@Command(name = "benchmark",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Measure the UCX binding between two processes: start one with -s, the other with -r HOST:PORT.",
+            "The client's settings (length, messages, window, runs) are sent to the server.",
+            "Prints the transport UCX chose and a machine-readable RESULT line on the client."},
+        subcommands = {UcxBenchmarkCommand.Latency.class, UcxBenchmarkCommand.Throughput.class})
+public final class UcxBenchmarkCommand implements Runnable {
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: latency or throughput");
+    }
+
+    /** Options both benchmarks share; subclasses add length, messages and window with their own defaults. */
+    abstract static class Base implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = {"-s", "--server"}, description = "Run the server side (listens on --address).")
+        boolean server;
+
+        @Option(names = {"-r", "--remote"}, paramLabel = "HOST:PORT", converter = SocketAddressConverter.class,
+                description = "Run the client side against the server at HOST:PORT.")
+        InetSocketAddress remote;
+
+        @Option(names = {"-a", "--address"}, paramLabel = "HOST:PORT", converter = SocketAddressConverter.class,
+                defaultValue = "0.0.0.0:2998",
+                description = "Server: where to listen for the TCP bootstrap connection; port 0 picks a free one"
+                        + " (default: ${DEFAULT-VALUE}).")
+        InetSocketAddress address;
+
+        @Option(names = {"-n", "--runs"}, defaultValue = "3",
+                description = "Measured runs of --messages each; the RESULT line gives medians (default: ${DEFAULT-VALUE}).")
+        int runs;
+
+        @Option(names = "--warmup", paramLabel = "MESSAGES", defaultValue = "-1",
+                description = "Messages before the first measured run, not measured (default: as many as --messages).")
+        int warmup;
+
+        @Option(names = "--connect-timeout", paramLabel = "SECONDS", defaultValue = "10",
+                description = "Client: how long to retry while the server is not listening yet (default: ${DEFAULT-VALUE}).")
+        int connectTimeout;
+
+        abstract BenchmarkSettings.Kind kind();
+
+        abstract int length();
+
+        abstract int messages();
+
+        int window() {
+            return 1;
+        }
+
+        @Override
+        public Integer call() throws Exception {
+            if (server == (remote != null)) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "give either -s/--server or -r/--remote HOST:PORT");
+            }
+            BenchmarkSettings settings;
+            try {
+                settings = new BenchmarkSettings(kind(), length(), messages(), warmup < 0 ? messages() : warmup,
+                        window(), runs);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
+            PrintStream out = System.out;
+            try {
+                Ucx.ensureAvailable();
+                if (server) {
+                    try (UcxBenchmark.Server s = UcxBenchmark.Server.open(kind(), address)) {
+                        InetSocketAddress bound = s.localAddress();
+                        out.println("hadronio ucx benchmark " + kind().label() + " server (UCX " + Ucx.version()
+                                + ") listening on " + bound.getHostString() + ":" + bound.getPort());
+                        out.flush();
+                        s.serve(out);
+                    }
+                } else {
+                    out.println("hadronio ucx benchmark " + kind().label() + " client (UCX " + Ucx.version() + ")");
+                    BenchmarkReport report = UcxBenchmark.runClient(settings, remote,
+                            Duration.ofSeconds(Math.max(0, connectTimeout)), out);
+                    out.println(report.resultLine());
+                }
+                out.flush();
+                return 0;
+            } catch (UcxUnavailableException | IOException e) {
+                out.flush();
+                System.err.println("hadronio ucx benchmark " + kind().label() + ": " + e.getMessage());
+                return 1;
+            }
+        }
+    }
+
+    /** Tag ping-pong: round-trip times. */
+    @Command(name = "latency", mixinStandardHelpOptions = true,
+            description = {"Tag ping-pong with busy polling; reports round-trip median, average and p99 in µs."})
+    static final class Latency extends Base {
+        @Option(names = {"-l", "--length"}, paramLabel = "BYTES", defaultValue = "8",
+                description = "Bytes per message (default: ${DEFAULT-VALUE}).")
+        int length;
+
+        @Option(names = {"-m", "--messages"}, defaultValue = "100000",
+                description = "Round trips per measured run (default: ${DEFAULT-VALUE}).")
+        int messages;
+
+        @Override
+        BenchmarkSettings.Kind kind() {
+            return BenchmarkSettings.Kind.LATENCY;
+        }
+
+        @Override
+        int length() {
+            return length;
+        }
+
+        @Override
+        int messages() {
+            return messages;
+        }
+    }
+
+    /** Windowed tag streaming from client to server: bandwidth and message rate. */
+    @Command(name = "throughput", mixinStandardHelpOptions = true,
+            description = {"Streaming tag sends from client to server with a window of outstanding sends;",
+                "reports GB/s (1e9 bytes/s) and million messages/s."})
+    static final class Throughput extends Base {
+        @Option(names = {"-l", "--length"}, paramLabel = "BYTES", defaultValue = "65536",
+                description = "Bytes per message (default: ${DEFAULT-VALUE}).")
+        int length;
+
+        @Option(names = {"-m", "--messages"}, defaultValue = "50000",
+                description = "Messages per measured run (default: ${DEFAULT-VALUE}).")
+        int messages;
+
+        @Option(names = {"-w", "--window"}, defaultValue = "64",
+                description = "Most sends outstanding at once; the server keeps as many receives posted"
+                        + " (default: ${DEFAULT-VALUE}).")
+        int window;
+
+        @Override
+        BenchmarkSettings.Kind kind() {
+            return BenchmarkSettings.Kind.THROUGHPUT;
+        }
+
+        @Override
+        int length() {
+            return length;
+        }
+
+        @Override
+        int messages() {
+            return messages;
+        }
+
+        @Override
+        int window() {
+            return window;
+        }
+    }
+}
