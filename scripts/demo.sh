@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# hadroNIO demo: builds the project, then measures on 127.0.0.1, side by side and
+# interleaved, the UCX binding ("hadronio ucx benchmark") against UCX's own
+# ucx_perftest, and prints one table of medians.
+#
+#   scripts/demo.sh                       # everything, about 1-2 minutes
+#   RUNS=5 scripts/demo.sh                # more rounds per measurement
+#   SIZES="8 65536" SKIP_BUILD=1 scripts/demo.sh
+#
+# Environment:
+#   RUNS        interleaved rounds per measurement (default 3; the table shows medians)
+#   SIZES       message sizes in bytes (default "8 1024 65536 1048576")
+#   SECTIONS    which comparisons to run (default "ucx"; sections are run_section_<name>)
+#   SERVER_CPU / CLIENT_CPU   cores the two processes are pinned to (default 0 / 1)
+#   SKIP_BUILD  1: use the jars already built
+#   LOG_DIR     where every process's output is kept (default docs/results/raw/demo-<time>)
+#   JAVA_OPTS   extra JVM options for the benchmark JVMs
+set -euo pipefail
+
+# shellcheck source=scripts/env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+
+RUNS="${RUNS:-3}"
+SIZES="${SIZES:-8 1024 65536 1048576}"
+SECTIONS="${SECTIONS:-ucx}"
+SERVER_CPU="${SERVER_CPU:-0}"
+CLIENT_CPU="${CLIENT_CPU:-1}"
+SKIP_BUILD="${SKIP_BUILD:-0}"
+LOG_DIR="${LOG_DIR:-$HADRONIO_ROOT/docs/results/raw/demo-$(date +%Y%m%d-%H%M%S)}"
+JAVA_OPTS="${JAVA_OPTS:-}"
+# longest a single client may take before the demo gives up on it
+STEP_TIMEOUT="${STEP_TIMEOUT:-120}"
+APP_JAR="$HADRONIO_ROOT/app/target/hadronio-app.jar"
+
+die() { echo "demo: $*" >&2; exit 1; }
+note() { echo "demo: $*" >&2; }
+
+# ---- background processes: every one is tracked and killed on exit --------------------------
+
+BG_PIDS=()
+cleanup() {
+  local pid
+  for pid in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      sleep 0.2
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+  done
+}
+trap cleanup EXIT
+trap 'echo "demo: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
+trap 'echo "demo: interrupted" >&2; exit 130' INT TERM
+
+# start_bg LOG CMD...: runs CMD in the background with its output in LOG; sets BG_PID
+start_bg() {
+  local log="$1"; shift
+  : >"$log"
+  "$@" >"$log" 2>&1 &
+  BG_PID=$!
+  BG_PIDS+=("$BG_PID")
+}
+
+# forget_bg PID: a reaped process leaves the list, so that a later re-use of its pid is never killed
+forget_bg() {
+  local keep=() p
+  for p in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  BG_PIDS=("${keep[@]+"${keep[@]}"}")
+}
+
+# wait_bg PID LOG WHAT: waits (at most 20 s) for a background process to end by itself; fails unless it exits 0
+wait_bg() {
+  local pid="$1" log="$2" what="$3" i rc
+  for ((i = 0; i < 200; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    show_log "$log"
+    die "$what did not exit after its client finished (killed it)"
+  fi
+  rc=0; wait "$pid" || rc=$?
+  forget_bg "$pid"
+  if [ "$rc" != 0 ]; then
+    show_log "$log"
+    die "$what failed (exit $rc)"
+  fi
+}
+
+show_log() { echo "----- $1" >&2; tail -n 30 "$1" >&2 || true; echo "-----" >&2; }
+
+# free_port: a TCP port nobody listens on now
+free_port() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    return
+  fi
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    if ! ss -Htln "sport = :$p" 2>/dev/null | grep -q .; then echo "$p"; return; fi
+  done
+}
+
+# port_listening PORT: true when something listens on 127.0.0.1:PORT (or all interfaces)
+port_listening() { ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+# ---- iterations per measurement: about 0.1-0.5 s of measured time each -------------------------
+
+# iterations KIND SIZE -> "MESSAGES WARMUP"
+iterations() {
+  case "$1:$2" in
+    lat:8) echo "200000 100000" ;;
+    lat:1024) echo "100000 50000" ;;
+    lat:65536) echo "10000 5000" ;;
+    lat:1048576) echo "1000 500" ;;
+    lat:*) if [ "$2" -le 4096 ]; then echo "100000 50000"; elif [ "$2" -le 131072 ]; then echo "10000 5000"; else echo "1000 500"; fi ;;
+    bw:8) echo "2000000 1000000" ;;
+    bw:1024) echo "500000 250000" ;;
+    bw:65536) echo "30000 15000" ;;
+    bw:1048576) echo "3000 1500" ;;
+    bw:*) if [ "$2" -le 4096 ]; then echo "500000 250000"; elif [ "$2" -le 131072 ]; then echo "30000 15000"; else echo "3000 1500"; fi ;;
+  esac
+}
+WINDOW="${WINDOW:-64}"
+
+# ---- one binding measurement -------------------------------------------------------------------
+
+# binding KIND SIZE TAG: sets LINE to the client's RESULT line (runs in this shell, not in $(...),
+# so that its background server stays known to the exit trap)
+binding() {
+  local kind="$1" size="$2" tag="$3" sub msgs warm port i
+  [ "$kind" = lat ] && sub=latency || sub=throughput
+  read -r msgs warm <<<"$(iterations "$kind" "$size")"
+  local slog="$LOG_DIR/$tag-server.log" clog="$LOG_DIR/$tag-client.log"
+  local java=("$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" ucx benchmark "$sub")
+  start_bg "$slog" taskset -c "$SERVER_CPU" "${java[@]}" -s -a 127.0.0.1:0
+  local spid=$BG_PID
+  port=""
+  for ((i = 0; i < 300; i++)); do
+    port="$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$slog")"
+    [ -n "$port" ] && break
+    kill -0 "$spid" 2>/dev/null || { show_log "$slog"; die "binding $sub server exited before listening"; }
+    sleep 0.05
+  done
+  [ -n "$port" ] || { show_log "$slog"; die "binding $sub server did not start listening"; }
+  local args=(-r "127.0.0.1:$port" -l "$size" -m "$msgs" --warmup "$warm" -n 1)
+  [ "$kind" = bw ] && args+=(-w "$WINDOW")
+  echo "${java[*]} ${args[*]}" >"$LOG_DIR/$tag-command.txt"
+  if ! timeout "$STEP_TIMEOUT" taskset -c "$CLIENT_CPU" "${java[@]}" "${args[@]}" >"$clog" 2>&1; then
+    show_log "$clog"; show_log "$slog"; die "binding $sub client failed ($size B)"
+  fi
+  wait_bg "$spid" "$slog" "binding $sub server"
+  LINE="$(grep '^RESULT ' "$clog")" || { show_log "$clog"; die "binding $sub client printed no RESULT line"; }
+}
+
+# ---- one ucx_perftest measurement --------------------------------------------------------------
+
+# perftest KIND SIZE TAG: sets LINE to the "Final:" line of the client
+perftest() {
+  local kind="$1" size="$2" tag="$3" test msgs warm port attempt i
+  [ "$kind" = lat ] && test=tag_lat || test=tag_bw
+  read -r msgs warm <<<"$(iterations "$kind" "$size")"
+  local slog="$LOG_DIR/$tag-server.log" clog="$LOG_DIR/$tag-client.log" spid=""
+  for attempt in 1 2 3; do
+    port="$(free_port)"
+    start_bg "$slog" taskset -c "$SERVER_CPU" ucx_perftest -p "$port"
+    spid=$BG_PID
+    for ((i = 0; i < 200; i++)); do
+      port_listening "$port" && break
+      kill -0 "$spid" 2>/dev/null || break
+      sleep 0.02
+    done
+    port_listening "$port" && break
+    kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true
+    forget_bg "$spid"
+    spid=""
+    note "ucx_perftest server did not listen on port $port (attempt $attempt)"
+  done
+  [ -n "$spid" ] || { show_log "$slog"; die "ucx_perftest server did not start"; }
+  local args=(127.0.0.1 -p "$port" -t "$test" -s "$size" -n "$msgs" -w "$warm")
+  [ "$kind" = bw ] && args+=(-O "$WINDOW")
+  echo "ucx_perftest ${args[*]}" >"$LOG_DIR/$tag-command.txt"
+  if ! timeout "$STEP_TIMEOUT" taskset -c "$CLIENT_CPU" ucx_perftest "${args[@]}" >"$clog" 2>&1; then
+    show_log "$clog"; show_log "$slog"; die "ucx_perftest $test client failed ($size B)"
+  fi
+  wait_bg "$spid" "$slog" "ucx_perftest server"
+  LINE="$(grep '^Final:' "$clog")" || { show_log "$clog"; die "ucx_perftest printed no Final line"; }
+}
+
+# field LINE KEY: the value of KEY=value in a RESULT line
+field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+
+# ---- section "ucx": the binding against ucx_perftest -------------------------------------------
+#
+# ucx_perftest columns of its "Final:" line:
+#   Final: iterations | latency or overhead (usec): 50%ile average overall |
+#          bandwidth (MB/s = 2^20 B/s): average overall | message rate (msg/s): average overall
+# tag_lat reports one-way latency (half the ping-pong round trip), so RTT = 2 x 50%ile.
+# For bandwidth we use the overall message rate x size, in 1e9 B/s like the binding.
+
+declare -A UCX_B_LAT UCX_P_LAT UCX_B_BW UCX_P_BW UCX_B_MR UCX_P_MR UCX_TRANSPORT
+
+run_section_ucx() {
+  local round size line order step who
+  for ((round = 1; round <= RUNS; round++)); do
+    # alternate who goes first, so that drift in the machine's load hits both alike
+    if ((round % 2)); then order="b p"; else order="p b"; fi
+    for size in $SIZES; do
+      for step in lat bw; do
+        for who in $order; do
+          if [ "$who" = b ]; then
+            binding "$step" "$size" "ucx-r$round-$size-$step-binding"; line="$LINE"
+            UCX_TRANSPORT[$size]="$(field "$line" transports)"
+            if [ "$step" = lat ]; then
+              UCX_B_LAT[$size]+=" $(field "$line" median_us)"
+            else
+              UCX_B_BW[$size]+=" $(field "$line" gb_per_s)"
+              UCX_B_MR[$size]+=" $(field "$line" mmsg_per_s)"
+            fi
+          else
+            perftest "$step" "$size" "ucx-r$round-$size-$step-perftest"; line="$LINE"
+            if [ "$step" = lat ]; then
+              UCX_P_LAT[$size]+=" $(awk '{printf "%.4f", 2 * $3}' <<<"$line")"
+            else
+              UCX_P_BW[$size]+=" $(awk -v s="$size" '{printf "%.4f", $9 * s / 1e9}' <<<"$line")"
+              UCX_P_MR[$size]+=" $(awk '{printf "%.4f", $9 / 1e6}' <<<"$line")"
+            fi
+          fi
+        done
+      done
+      note "round $round/$RUNS, $size B done"
+    done
+  done
+}
+
+print_section_ucx() {
+  local size bl pl bb pb unit
+  echo
+  echo "UCX binding (hadronio ucx benchmark) vs ucx_perftest, 127.0.0.1, server on core $SERVER_CPU, client on core $CLIENT_CPU"
+  echo "medians of $RUNS interleaved runs; ratio = how many times slower the binding is (<= 1.20 meets the target)"
+  echo
+  # (%15s/%20s: the µ takes two bytes and printf counts bytes)
+  printf '| %8s | %15s | %20s | %5s | %16s | %12s | %5s | %-9s |\n' \
+    size "binding RTT µs" "ucx_perftest RTT µs" ratio "binding rate" perftest ratio transport
+  printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---------: ---------------: --------------------: ------: -----------------: -------------: ------: -----------
+  for size in $SIZES; do
+    bl="$(median <<<"${UCX_B_LAT[$size]}")"; pl="$(median <<<"${UCX_P_LAT[$size]}")"
+    if [ "$size" -le 64 ]; then
+      bb="$(median <<<"${UCX_B_MR[$size]}")"; pb="$(median <<<"${UCX_P_MR[$size]}")"; unit="M msg/s"
+    else
+      bb="$(median <<<"${UCX_B_BW[$size]}")"; pb="$(median <<<"${UCX_P_BW[$size]}")"; unit="GB/s"
+    fi
+    awk -v s="$(human "$size")" -v bl="$bl" -v pl="$pl" -v bb="$bb" -v pb="$pb" -v u="$unit" -v t="${UCX_TRANSPORT[$size]}" \
+      'BEGIN { printf "| %8s | %14.3f | %19.3f | %5.2f | %8.2f %-7s | %12.2f | %5.2f | %-9s |\n", s, bl, pl, bl / pl, bb, u, pb, pb / bb, t }'
+  done
+  echo
+}
+
+human() {
+  local b="$1"
+  if ((b >= 1048576 && b % 1048576 == 0)); then echo "$((b / 1048576)) MiB"
+  elif ((b >= 1024 && b % 1024 == 0)); then echo "$((b / 1024)) KiB"
+  else echo "$b B"; fi
+}
+
+# ---- main --------------------------------------------------------------------------------------
+
+main() {
+  hadronio_setup
+  cd "$HADRONIO_ROOT"
+  command -v taskset >/dev/null || die "taskset (util-linux) is needed to pin the processes"
+  command -v ss >/dev/null || die "ss (iproute2) is needed to see when a server listens"
+  [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$RUNS'"
+  local cpus; cpus="$(nproc)"
+  ((SERVER_CPU < cpus && CLIENT_CPU < cpus)) || die "SERVER_CPU/CLIENT_CPU ($SERVER_CPU/$CLIENT_CPU) must be < $cpus cores"
+
+  if [ "$SKIP_BUILD" != 1 ]; then
+    note "building (./mvnw -B -ntp -q package -DskipTests) ..."
+    ./mvnw -B -ntp -q package -DskipTests || die "build failed"
+  fi
+  [ -f "$APP_JAR" ] || die "$APP_JAR missing; build first"
+  mkdir -p "$LOG_DIR"
+  note "JDK $JAVA_HOME, $(ucx_info -v | sed -n 's/^# Version /UCX /p'), $cpus cores, logs in $LOG_DIR"
+  local start=$SECONDS section
+  for section in $SECTIONS; do
+    declare -F "run_section_$section" >/dev/null || die "unknown section '$section'"
+    "run_section_$section"
+  done
+  for section in $SECTIONS; do
+    "print_section_$section" | tee -a "$LOG_DIR/table.md"
+  done
+  note "done in $((SECONDS - start)) s; raw output in $LOG_DIR"
+}
+
+main "$@"
