@@ -184,11 +184,13 @@ final class UcpStructs {
         static final long FLAGS = offset(LAYOUT, "flags");
         static final long CB = offset(LAYOUT, "cb");
         static final long USER_DATA = offset(LAYOUT, "user_data");
+        static final long RECV_INFO = offset(LAYOUT, "recv_info");
         static final long MEMH = offset(LAYOUT, "memh");
 
         static final int FIELD_CALLBACK = 1 << 1;
         static final int FIELD_USER_DATA = 1 << 2;
         static final int FIELD_FLAGS = 1 << 4;
+        static final int FIELD_RECV_INFO = 1 << 7;
         static final int FIELD_MEMH = 1 << 8;
         /** {@code UCP_OP_ATTR_FLAG_NO_IMM_CMPL}. */
         static final int FLAG_NO_IMM_CMPL = 1 << 16;

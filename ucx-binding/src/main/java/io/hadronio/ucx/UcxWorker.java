@@ -51,6 +51,13 @@ public final class UcxWorker implements AutoCloseable {
         FORCE_CLOSE_PARAM.set(ValueLayout.JAVA_INT, UcpRequestParam.FLAGS, UcpRequestParam.EP_CLOSE_FLAG_FORCE);
     }
 
+    // the first byte of a worker address: format version in the low 4 bits (UCP_ADDRESS_HEADER_VERSION_MASK)
+    private static final int ADDRESS_VERSION_MASK = 0x0F;
+    // newest address format UCX knows (UCP_OBJECT_VERSION_V2 = 1); UCX 1.13 aborts on any other
+    private static final int MAX_ADDRESS_VERSION = 1;
+    // zero bytes after the copy of a remote address: ucp_ep_create reads it without a length, and a
+    // truncated address must run into zeros (rejected by UCX; 64 sufficed in fuzzing) rather than foreign memory
+    private static final int ADDRESS_PADDING = 4096;
     // how long close() keeps progressing to let cancelled requests and closing endpoints finish
     private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -64,8 +71,10 @@ public final class UcxWorker implements AutoCloseable {
     private final String name;
     // memory owned by this worker: scratch, callback params; closed with the worker
     private final Arena arena;
-    // ucp_tag_recv_info_t filled by receiveStatus
+    // ucp_tag_recv_info_t filled by receiveStatus, and by receives that complete at once
     private final MemorySegment recvInfo;
+    // ucp_request_param_t for tag receives: recv_info points at recvInfo
+    private final MemorySegment receiveParam;
     // outstanding request handles
     private final RequestTable requests = new RequestTable();
     // endpoints still open
@@ -89,6 +98,9 @@ public final class UcxWorker implements AutoCloseable {
         this.name = name;
         this.arena = arena;
         this.recvInfo = arena.allocate(UcpTagRecvInfo.LAYOUT);
+        this.receiveParam = arena.allocate(UcpRequestParam.LAYOUT);
+        receiveParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK, UcpRequestParam.FIELD_RECV_INFO);
+        receiveParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.RECV_INFO, recvInfo.address());
     }
 
     static UcxWorker create(UcxContext context, ThreadMode mode, String name) throws UcxException {
@@ -234,16 +246,23 @@ public final class UcxWorker implements AutoCloseable {
     /**
      * An endpoint to the worker whose {@link #address()} is given ({@code ucp_ep_create}).
      *
+     * <p>UCX trusts worker addresses: it takes no length, and an address that is
+     * corrupted but well-formed can still abort or crash the process inside UCX. So an
+     * address must come from the peer over a channel that delivers it intact (length-
+     * checked). What the binding catches: an empty address, an unknown format version
+     * (UCX 1.13 aborts the process on one), and truncation (the copy is followed by
+     * zeros, which UCX's parser rejects, instead of whatever memory follows).
+     *
      * @param handler called from {@link #progress()} when the endpoint fails; only with {@link ErrorMode#PEER}
+     * @throws UcxException when the address is refused, by the binding or by UCX
      */
     public UcxEndpoint connect(byte[] remoteAddress, ErrorMode mode, UcxErrorHandler handler) throws UcxException {
         ensureOpen();
-        if (remoteAddress.length == 0) {
-            throw new UcxException("ucp_ep_create", UcsStatus.ERR_INVALID_ADDR, "empty worker address");
-        }
+        checkAddress(remoteAddress);
         UcxEndpoint endpoint = new UcxEndpoint(this, handler);
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment address = a.allocate(remoteAddress.length, 8);
+            // zero-filled by the arena: a truncated address runs into zeros, which UCX rejects
+            MemorySegment address = a.allocate(remoteAddress.length + ADDRESS_PADDING, 8);
             MemorySegment.copy(remoteAddress, 0, address, ValueLayout.JAVA_BYTE, 0, remoteAddress.length);
             MemorySegment params = a.allocate(UcpEpParams.LAYOUT);
             long mask = UcpEpParams.FIELD_REMOTE_ADDRESS | UcpEpParams.FIELD_ERR_HANDLING_MODE;
@@ -267,6 +286,22 @@ public final class UcxWorker implements AutoCloseable {
         return endpoint;
     }
 
+    /**
+     * Refuses what UCX cannot take without harm: an empty address, or one whose header
+     * names a format version UCX does not know ({@code ucp_address_unpack} asserts on it
+     * and aborts the process).
+     */
+    static void checkAddress(byte[] remoteAddress) throws UcxException {
+        if (remoteAddress.length == 0) {
+            throw new UcxException("ucp_ep_create", UcsStatus.ERR_INVALID_ADDR, "empty worker address");
+        }
+        int version = remoteAddress[0] & ADDRESS_VERSION_MASK;
+        if (version > MAX_ADDRESS_VERSION) {
+            throw new UcxException("ucp_ep_create", UcsStatus.ERR_INVALID_ADDR,
+                    "not a UCX worker address (format version " + version + ")");
+        }
+    }
+
     void forget(UcxEndpoint endpoint) {
         endpoints.remove(endpoint);
     }
@@ -283,12 +318,19 @@ public final class UcxWorker implements AutoCloseable {
      * {@code tagMask} ({@code ucp_tag_recv_nbx}). The buffer must stay valid until the
      * request completed or was cancelled. Poll with {@link #receiveStatus(long)}.
      *
-     * @return the request handle (receives never complete inside the call here)
+     * @return the request handle, or {@link #COMPLETED} when a matching message had
+     *         already arrived: then {@link #receivedTag()} and {@link #receivedLength()}
+     *         describe it right away
      */
     public long tagReceive(long address, long length, long tag, long tagMask) throws UcxException {
         ensureOpen();
-        return track(Ucp.ucp_tag_recv_nbx(handle, address, length, tag, tagMask, DEFAULT_PARAM.address()),
+        long request = track(Ucp.ucp_tag_recv_nbx(handle, address, length, tag, tagMask, receiveParam.address()),
                 "ucp_tag_recv_nbx");
+        if (request == COMPLETED) {
+            receivedTag = recvInfo.get(ValueLayout.JAVA_LONG, UcpTagRecvInfo.SENDER_TAG);
+            receivedLength = recvInfo.get(ValueLayout.JAVA_LONG, UcpTagRecvInfo.LENGTH);
+        }
+        return request;
     }
 
     /** Like {@link #tagReceive(MemorySegment, long, long)}, with a completion callback. */
@@ -305,6 +347,10 @@ public final class UcxWorker implements AutoCloseable {
      * {@link UcsStatus#OK}, {@link #receivedTag()} and {@link #receivedLength()} describe the message.
      */
     public int receiveStatus(long request) {
+        if (request == COMPLETED) {
+            ensureOpen();
+            return UcsStatus.OK;
+        }
         ensureKnown(request);
         final MemorySegment info = recvInfo;
         int status = Ucp.ucp_tag_recv_request_test(request, info.address());
@@ -315,12 +361,12 @@ public final class UcxWorker implements AutoCloseable {
         return status;
     }
 
-    /** Sender tag of the receive last seen complete by {@link #receiveStatus(long)}. */
+    /** Sender tag of the receive last seen complete by {@link #receiveStatus(long)} or completed at once by a tagReceive. */
     public long receivedTag() {
         return receivedTag;
     }
 
-    /** Length of the receive last seen complete by {@link #receiveStatus(long)}. */
+    /** Length of the receive last seen complete by {@link #receiveStatus(long)} or completed at once by a tagReceive. */
     public long receivedLength() {
         return receivedLength;
     }

@@ -1,0 +1,157 @@
+package io.hadronio;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+/**
+ * hadroNIO's configuration, read once from system properties at start-up and
+ * validated: a bad value fails fast with an {@link IllegalArgumentException} that
+ * names the property and the value. Documented in the README ("Configuration").
+ *
+ * @param enabled          {@code hadronio.enabled}: false runs everything on the JDK's provider
+ * @param sliceSize        {@code hadronio.slice.size}: bytes per receive slice and per message (default 64 KiB)
+ * @param sliceCount       {@code hadronio.slice.count}: receive slices per connection = send credits of the peer (default 8)
+ * @param workers          {@code hadronio.workers}: UCX workers shared by blocking channels (default 1)
+ * @param polling          {@code hadronio.polling}: busy, event or adaptive (default)
+ * @param spinMicros       {@code hadronio.polling.spin}: adaptive mode's busy-poll window in µs (default 100)
+ * @param handshakeMillis  {@code hadronio.handshake.timeout}: how long the connection handshake may take (default 10000 ms)
+ * @param ucx              {@code hadronio.ucx.KEY=VALUE}: passed to UCX as configuration KEY (e.g. hadronio.ucx.TLS=tcp)
+ */
+public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
+                             long spinMicros, int handshakeMillis, Map<String, String> ucx) {
+
+    /** How a thread waits for UCX. */
+    public enum Polling {
+        /** Progress in a loop; lowest latency, one core per waiting thread. */
+        BUSY,
+        /** Sleep on the worker's event fd at once; no CPU while idle. */
+        EVENT,
+        /** Busy-poll for {@code hadronio.polling.spin} µs, then sleep on the event fd. */
+        ADAPTIVE
+    }
+
+    public static final String PREFIX = "hadronio.";
+    public static final String UCX_PREFIX = "hadronio.ucx.";
+
+    /** The configuration from {@link System#getProperties()}. */
+    public static HadronioConfig fromSystemProperties() {
+        return from(System.getProperties());
+    }
+
+    public static HadronioConfig from(Properties p) {
+        Map<String, String> ucx = new TreeMap<>();
+        for (String name : p.stringPropertyNames()) {
+            if (name.startsWith(UCX_PREFIX) && name.length() > UCX_PREFIX.length()) {
+                ucx.put(name.substring(UCX_PREFIX.length()).toUpperCase(Locale.ROOT), p.getProperty(name));
+            } else if (name.startsWith(PREFIX) && !KNOWN.containsKey(name)) {
+                throw new IllegalArgumentException("unknown hadroNIO property " + name + "=" + p.getProperty(name)
+                        + " (known: " + String.join(", ", KNOWN.keySet()) + ", hadronio.ucx.<UCX key>)");
+            }
+        }
+        return new HadronioConfig(
+                bool(p, "hadronio.enabled", true),
+                (int) size(p, "hadronio.slice.size", 64 * 1024, 1024, 16 * 1024 * 1024),
+                (int) number(p, "hadronio.slice.count", 8, 2, 1024),
+                (int) number(p, "hadronio.workers", 1, 1, 64),
+                polling(p, "hadronio.polling", Polling.ADAPTIVE),
+                number(p, "hadronio.polling.spin", 100, 0, 10_000_000),
+                (int) number(p, "hadronio.handshake.timeout", 10_000, 1, 600_000),
+                Map.copyOf(ucx));
+    }
+
+    private static final Map<String, String> KNOWN = new TreeMap<>(Map.of(
+            "hadronio.enabled", "true|false",
+            "hadronio.slice.size", "bytes, 1k..16m",
+            "hadronio.slice.count", "2..1024",
+            "hadronio.workers", "1..64",
+            "hadronio.polling", "busy|event|adaptive",
+            "hadronio.polling.spin", "microseconds",
+            "hadronio.handshake.timeout", "milliseconds"));
+
+    private static IllegalArgumentException bad(String name, String value, String expected) {
+        return new IllegalArgumentException("invalid value for system property " + name + ": '" + value
+                + "' (expected " + expected + ")");
+    }
+
+    private static boolean bool(Properties p, String name, boolean dflt) {
+        String v = p.getProperty(name);
+        if (v == null) {
+            return dflt;
+        }
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true", "yes", "1", "on" -> true;
+            case "false", "no", "0", "off" -> false;
+            default -> throw bad(name, v, "true or false");
+        };
+    }
+
+    private static long number(Properties p, String name, long dflt, long min, long max) {
+        String v = p.getProperty(name);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n < min || n > max) {
+                throw bad(name, v, "a number from " + min + " to " + max);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw bad(name, v, "a number from " + min + " to " + max);
+        }
+    }
+
+    private static long size(Properties p, String name, long dflt, long min, long max) {
+        String v = p.getProperty(name);
+        if (v == null) {
+            return dflt;
+        }
+        String s = v.trim().toLowerCase(Locale.ROOT);
+        long factor = 1;
+        if (s.endsWith("k") || s.endsWith("m")) {
+            factor = s.endsWith("k") ? 1024 : 1024 * 1024;
+            s = s.substring(0, s.length() - 1);
+        }
+        String expected = "a size from " + min + " to " + max + " bytes (suffix k or m allowed)";
+        try {
+            long n = Math.multiplyExact(Long.parseLong(s), factor);
+            if (n < min || n > max) {
+                throw bad(name, v, expected);
+            }
+            return n;
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw bad(name, v, expected);
+        }
+    }
+
+    private static Polling polling(Properties p, String name, Polling dflt) {
+        String v = p.getProperty(name);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            return Polling.valueOf(v.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw bad(name, v, "busy, event or adaptive");
+        }
+    }
+
+    /** The polling window in nanoseconds: unbounded for BUSY, 0 for EVENT. */
+    public long spinNanos() {
+        return switch (polling) {
+            case BUSY -> Long.MAX_VALUE;
+            case EVENT -> 0;
+            case ADAPTIVE -> spinMicros * 1000;
+        };
+    }
+
+    @Override
+    public String toString() {
+        return "enabled=" + enabled + ", slice.size=" + sliceSize + ", slice.count=" + sliceCount + ", workers="
+                + workers + ", polling=" + polling.name().toLowerCase(Locale.ROOT)
+                + (polling == Polling.ADAPTIVE ? ", polling.spin=" + spinMicros + "us" : "")
+                + ", handshake.timeout=" + handshakeMillis + "ms" + (ucx.isEmpty() ? "" : ", ucx=" + ucx);
+    }
+}

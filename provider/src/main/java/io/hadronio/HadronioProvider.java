@@ -1,0 +1,141 @@
+package io.hadronio;
+
+import io.hadronio.nio.HadronioServerSocketChannel;
+import io.hadronio.nio.HadronioSocketChannel;
+import io.hadronio.platform.JdkInternals;
+import io.hadronio.transport.UcxRuntime;
+import io.hadronio.ucx.Ucx;
+import java.io.IOException;
+import java.net.ProtocolFamily;
+import java.net.StandardProtocolFamily;
+import java.nio.channels.Channel;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.Pipe;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * hadroNIO's {@link SelectorProvider}: {@code SocketChannel} and
+ * {@code ServerSocketChannel} (IPv4/IPv6) carry their bytes over UCX; everything else
+ * ({@code DatagramChannel}, {@code Pipe}, Unix-domain sockets, the selector for now)
+ * comes from the JDK's own provider.
+ *
+ * <p>Enable with {@code -Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider}
+ * and {@code hadronio.jar} on the class path. The configuration is read and validated
+ * here, at the first use of NIO: a bad value throws (the JDK reports it as a
+ * {@code ServiceConfigurationError}) with a message naming the property. If UCX cannot
+ * be loaded or initialised, one WARN line is logged and every channel comes from the
+ * JDK's provider: the application keeps running, unaccelerated.
+ */
+public class HadronioProvider extends SelectorProvider {
+    private static final Logger LOG = LoggerFactory.getLogger(HadronioProvider.class);
+
+    private final SelectorProvider platform;
+    private final HadronioConfig config;
+    // null when running unaccelerated
+    private final UcxRuntime runtime;
+
+    public HadronioProvider() {
+        this.config = HadronioConfig.fromSystemProperties();
+        this.platform = JdkInternals.platformProvider();
+        this.runtime = config.enabled() ? startUcx(config, platform) : null;
+        if (runtime != null) {
+            LOG.info("hadroNIO {} on UCX {}: {}", version(), Ucx.version(), config);
+        } else if (!config.enabled()) {
+            LOG.info("hadroNIO {} disabled (hadronio.enabled=false): using the JDK's provider", version());
+        }
+    }
+
+    private static UcxRuntime startUcx(HadronioConfig config, SelectorProvider platform) {
+        try {
+            Ucx.ensureAvailable();
+            return UcxRuntime.start(config, platform);
+        } catch (RuntimeException | IOException | LinkageError e) {
+            LOG.warn("hadroNIO: UCX unavailable ({}); running unaccelerated on the JDK's provider", e.getMessage());
+            return null;
+        }
+    }
+
+    static String version() {
+        String v = HadronioProvider.class.getPackage().getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+
+    /** True when socket channels are carried over UCX (false: fallback to the JDK's provider). */
+    public boolean isAccelerated() {
+        return runtime != null;
+    }
+
+    public HadronioConfig config() {
+        return config;
+    }
+
+    /** The JDK's own provider, which serves everything hadroNIO does not accelerate. */
+    public SelectorProvider platform() {
+        return platform;
+    }
+
+    @Override
+    public DatagramChannel openDatagramChannel() throws IOException {
+        return platform.openDatagramChannel();
+    }
+
+    @Override
+    public DatagramChannel openDatagramChannel(ProtocolFamily family) throws IOException {
+        return platform.openDatagramChannel(family);
+    }
+
+    @Override
+    public Pipe openPipe() throws IOException {
+        return platform.openPipe();
+    }
+
+    @Override
+    public AbstractSelector openSelector() throws IOException {
+        return platform.openSelector();
+    }
+
+    @Override
+    public ServerSocketChannel openServerSocketChannel() throws IOException {
+        if (runtime == null) {
+            return platform.openServerSocketChannel();
+        }
+        return new HadronioServerSocketChannel(this, runtime);
+    }
+
+    @Override
+    public SocketChannel openSocketChannel() throws IOException {
+        if (runtime == null) {
+            return platform.openSocketChannel();
+        }
+        return new HadronioSocketChannel(this, runtime);
+    }
+
+    @Override
+    public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
+        Objects.requireNonNull(family);
+        if (runtime == null || family == StandardProtocolFamily.UNIX) {
+            return platform.openSocketChannel(family);
+        }
+        return new HadronioSocketChannel(this, runtime);
+    }
+
+    @Override
+    public ServerSocketChannel openServerSocketChannel(ProtocolFamily family) throws IOException {
+        Objects.requireNonNull(family);
+        if (runtime == null || family == StandardProtocolFamily.UNIX) {
+            return platform.openServerSocketChannel(family);
+        }
+        return new HadronioServerSocketChannel(this, runtime);
+    }
+
+    @Override
+    public Channel inheritedChannel() throws IOException {
+        return platform.inheritedChannel();
+    }
+}

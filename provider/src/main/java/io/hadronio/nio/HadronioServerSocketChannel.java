@@ -1,0 +1,230 @@
+package io.hadronio.nio;
+
+import io.hadronio.transport.AcceptQueue;
+import io.hadronio.transport.Connection;
+import io.hadronio.transport.ControlLoop;
+import io.hadronio.transport.UcxRuntime;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.SocketAddress;
+import java.net.SocketOption;
+import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.NotYetBoundException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A {@link ServerSocketChannel} whose accepted channels carry their bytes over UCX.
+ *
+ * <p>{@code bind} opens a real kernel listener (JDK provider), so ports, port 0, the
+ * wildcard, backlog and {@code getLocalAddress} behave as with the JDK. The control
+ * loop accepts on it and runs each handshake; connections that completed one wait in
+ * a queue bounded by the backlog, from which {@link #accept()} takes them. A client that
+ * never completes its handshake holds up nobody.
+ */
+public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue {
+    private static final int DEFAULT_BACKLOG = 50;
+
+    private record Accepted(SocketChannel tcp, Connection connection, ControlLoop.Control control) {
+    }
+
+    // put into the queue by close() to wake a blocked accept at once
+    private static final Accepted CLOSED = new Accepted(null, null, null);
+
+    private final UcxRuntime runtime;
+    // the kernel listener
+    private final ServerSocketChannel tcp;
+    private final ReentrantLock acceptLock = new ReentrantLock();
+    private final Object stateLock = new Object();
+    private final LinkedBlockingQueue<Accepted> ready = new LinkedBlockingQueue<>();
+    // connections the queue may hold; set by bind
+    private volatile int backlog = DEFAULT_BACKLOG;
+    // need stateLock to change
+    private volatile boolean bound;
+    // SO_TIMEOUT of the adaptor's accept, in ms
+    volatile int acceptTimeoutMillis;
+    private ServerSocketAdaptor socket;
+
+    public HadronioServerSocketChannel(SelectorProvider provider, UcxRuntime runtime) throws IOException {
+        super(provider);
+        this.runtime = runtime;
+        this.tcp = runtime.platform().openServerSocketChannel();
+    }
+
+    @Override
+    public ServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
+        synchronized (stateLock) {
+            if (!isOpen()) {
+                throw new ClosedChannelException();
+            }
+            tcp.bind(local, backlog);
+            this.backlog = backlog < 1 ? DEFAULT_BACKLOG : backlog;
+            tcp.configureBlocking(false);
+            bound = true;
+            runtime.control().listen(tcp, this);
+        }
+        return this;
+    }
+
+    @Override
+    public boolean hasRoom() {
+        return ready.size() < backlog && isOpen();
+    }
+
+    @Override
+    public void deliver(SocketChannel channel, Connection connection, ControlLoop.Control control) {
+        if (!isOpen()) {
+            control.close();
+            return;
+        }
+        ready.add(new Accepted(channel, connection, control));
+    }
+
+    @Override
+    public SocketChannel accept() throws IOException {
+        return accept(0);
+    }
+
+    /** Accept bounded by {@code timeoutMillis} (> 0) in blocking mode, for the socket adaptor. */
+    SocketChannel accept(int timeoutMillis) throws IOException {
+        acceptLock.lock();
+        try {
+            if (!isOpen()) {
+                throw new ClosedChannelException();
+            }
+            if (!bound) {
+                throw new NotYetBoundException();
+            }
+            boolean blocking = isBlocking();
+            Accepted a = null;
+            try {
+                if (blocking) {
+                    begin();
+                    a = timeoutMillis > 0 ? ready.poll(timeoutMillis, TimeUnit.MILLISECONDS) : ready.take();
+                    if (a == null) {
+                        throw new SocketTimeoutException("Accept timed out");
+                    }
+                } else {
+                    a = ready.poll();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                if (blocking) {
+                    end(a != null && a != CLOSED);
+                }
+            }
+            if (a == null || a == CLOSED) {
+                if (!isOpen()) {
+                    throw new ClosedChannelException();
+                }
+                return null;
+            }
+            runtime.control().resumeAccepting(tcp);
+            return new HadronioSocketChannel(provider(), runtime, a.tcp, a.connection, a.control);
+        } finally {
+            acceptLock.unlock();
+        }
+    }
+
+    @Override
+    public SocketAddress getLocalAddress() throws IOException {
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+        return tcp.getLocalAddress();
+    }
+
+    boolean isBound() {
+        return bound;
+    }
+
+    @Override
+    public <T> ServerSocketChannel setOption(SocketOption<T> name, T value) throws IOException {
+        Objects.requireNonNull(name);
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+        tcp.setOption(name, value);
+        return this;
+    }
+
+    @Override
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        Objects.requireNonNull(name);
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+        return tcp.getOption(name);
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return tcp.supportedOptions();
+    }
+
+    @Override
+    public ServerSocket socket() {
+        synchronized (stateLock) {
+            if (socket == null) {
+                socket = new ServerSocketAdaptor(this);
+            }
+            return socket;
+        }
+    }
+
+    @Override
+    protected void implConfigureBlocking(boolean block) {
+        // accept() waits on the queue; the kernel listener stays non-blocking
+    }
+
+    @Override
+    protected void implCloseSelectableChannel() throws IOException {
+        ready.add(CLOSED);
+        if (bound) {
+            CountDownLatch closed = new CountDownLatch(1);
+            runtime.control().unlisten(tcp, () -> {
+                try {
+                    tcp.close();
+                } catch (IOException e) {
+                    // nothing to do
+                } finally {
+                    closed.countDown();
+                }
+            });
+            try {
+                closed.await(2, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        } else {
+            tcp.close();
+        }
+        Accepted a;
+        while ((a = ready.poll()) != null) {
+            if (a != CLOSED) {
+                a.control.close();
+            }
+        }
+        ready.add(CLOSED);
+    }
+
+    @Override
+    public String toString() {
+        String local;
+        try {
+            local = isOpen() ? String.valueOf(tcp.getLocalAddress()) : "closed";
+        } catch (IOException e) {
+            local = "?";
+        }
+        return getClass().getSimpleName() + "[" + local + "]";
+    }
+}

@@ -1,0 +1,175 @@
+package io.hadronio.nio;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import java.net.SocketOption;
+import java.net.StandardSocketOptions;
+import java.nio.channels.IllegalBlockingModeException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Set;
+
+/** The {@link ServerSocket} view of a {@link HadronioServerSocketChannel}. */
+final class ServerSocketAdaptor extends ServerSocket {
+    private final HadronioServerSocketChannel channel;
+
+    ServerSocketAdaptor(HadronioServerSocketChannel channel) {
+        super(DummySocketImpl.INSTANCE);
+        this.channel = channel;
+    }
+
+    @Override
+    public ServerSocketChannel getChannel() {
+        return channel;
+    }
+
+    @Override
+    public void bind(SocketAddress local) throws IOException {
+        bind(local, 50);
+    }
+
+    @Override
+    public void bind(SocketAddress local, int backlog) throws IOException {
+        channel.bind(local == null ? new InetSocketAddress(0) : local, backlog);
+    }
+
+    @Override
+    public InetAddress getInetAddress() {
+        InetSocketAddress local = local();
+        return local == null ? null : local.getAddress();
+    }
+
+    @Override
+    public int getLocalPort() {
+        InetSocketAddress local = local();
+        return local == null ? -1 : local.getPort();
+    }
+
+    @Override
+    public SocketAddress getLocalSocketAddress() {
+        return local();
+    }
+
+    private InetSocketAddress local() {
+        try {
+            return channel.isOpen() && channel.isBound() ? (InetSocketAddress) channel.getLocalAddress() : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public Socket accept() throws IOException {
+        if (!channel.isOpen()) {
+            throw new SocketException("Socket is closed");
+        }
+        if (!channel.isBound()) {
+            throw new SocketException("Socket is not bound yet");
+        }
+        if (!channel.isBlocking()) {
+            throw new IllegalBlockingModeException();
+        }
+        SocketChannel accepted = channel.accept(channel.acceptTimeoutMillis);
+        return accepted.socket();
+    }
+
+    @Override
+    public void close() throws IOException {
+        channel.close();
+    }
+
+    @Override
+    public boolean isBound() {
+        return channel.isBound();
+    }
+
+    @Override
+    public boolean isClosed() {
+        return !channel.isOpen();
+    }
+
+    @Override
+    public void setSoTimeout(int timeout) throws SocketException {
+        if (!channel.isOpen()) {
+            throw new SocketException("Socket is closed");
+        }
+        if (timeout < 0) {
+            throw new IllegalArgumentException("timeout < 0");
+        }
+        channel.acceptTimeoutMillis = timeout;
+    }
+
+    @Override
+    public int getSoTimeout() throws SocketException {
+        if (!channel.isOpen()) {
+            throw new SocketException("Socket is closed");
+        }
+        return channel.acceptTimeoutMillis;
+    }
+
+    @Override
+    public void setReuseAddress(boolean on) throws SocketException {
+        try {
+            channel.setOption(StandardSocketOptions.SO_REUSEADDR, on);
+        } catch (IOException e) {
+            throw new SocketException(e.getMessage());
+        }
+    }
+
+    @Override
+    public boolean getReuseAddress() throws SocketException {
+        try {
+            return channel.getOption(StandardSocketOptions.SO_REUSEADDR);
+        } catch (IOException e) {
+            throw new SocketException(e.getMessage());
+        }
+    }
+
+    @Override
+    public void setReceiveBufferSize(int size) throws SocketException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("negative receive size");
+        }
+        try {
+            channel.setOption(StandardSocketOptions.SO_RCVBUF, size);
+        } catch (IOException e) {
+            throw new SocketException(e.getMessage());
+        }
+    }
+
+    @Override
+    public int getReceiveBufferSize() throws SocketException {
+        try {
+            return channel.getOption(StandardSocketOptions.SO_RCVBUF);
+        } catch (IOException e) {
+            throw new SocketException(e.getMessage());
+        }
+    }
+
+    @Override
+    public <T> ServerSocket setOption(SocketOption<T> name, T value) throws IOException {
+        channel.setOption(name, value);
+        return this;
+    }
+
+    @Override
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        return channel.getOption(name);
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return channel.supportedOptions();
+    }
+
+    @Override
+    public String toString() {
+        return channel.isBound() ? "ServerSocket[addr=" + getInetAddress() + ",localport=" + getLocalPort() + "]"
+                : "ServerSocket[unbound]";
+    }
+}

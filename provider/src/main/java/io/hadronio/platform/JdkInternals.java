@@ -1,0 +1,165 @@
+package io.hadronio.platform;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.nio.channels.spi.SelectorProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Access to the JDK's own NIO implementation ({@code sun.nio.ch}), which a replacement
+ * provider needs and the JDK offers no public API for: once
+ * {@code -Djava.nio.channels.spi.SelectorProvider} names our class,
+ * {@link SelectorProvider#provider()} returns us, and the platform's provider (for the
+ * kernel TCP bootstrap, {@code DatagramChannel}, {@code Pipe}) is only reachable as
+ * {@code sun.nio.ch.DefaultSelectorProvider.get()}, in a package {@code java.base}
+ * does not export.
+ *
+ * <p>When the application was started with
+ * {@code --add-exports java.base/sun.nio.ch=ALL-UNNAMED}, plain reflection works.
+ * Otherwise we export the package ourselves, so that one system property is all an
+ * application needs: through FFM we call the JVM's invocation interface
+ * ({@code JNI_GetCreatedJavaVMs}, {@code GetEnv}) and, via JNI (which is not subject
+ * to module checks), {@code java.base}'s {@code Module.implAddExportsToAllUnnamed("sun.nio.ch")}
+ * - what the launcher itself does for {@code --add-exports}. Every JNI local reference
+ * is turned into a global one in the very next call, as FFM downcalls have no JNI frame.
+ */
+public final class JdkInternals {
+    private static final Logger LOG = LoggerFactory.getLogger(JdkInternals.class);
+    private static final String PACKAGE = "sun.nio.ch";
+    // JNI_VERSION_1_8
+    private static final int JNI_VERSION = 0x00010008;
+    // slots in JNIInvokeInterface_ / JNINativeInterface_ (checked against jni.h by a test)
+    static final int VM_GET_ENV = 6;
+    static final int ENV_FIND_CLASS = 6;
+    static final int ENV_EXCEPTION_DESCRIBE = 16;
+    static final int ENV_EXCEPTION_CLEAR = 17;
+    static final int ENV_NEW_GLOBAL_REF = 21;
+    static final int ENV_GET_METHOD_ID = 33;
+    static final int ENV_CALL_OBJECT_METHOD_A = 36;
+    static final int ENV_CALL_VOID_METHOD_A = 63;
+    static final int ENV_NEW_STRING_UTF = 167;
+    static final int ENV_EXCEPTION_CHECK = 228;
+
+    private JdkInternals() {
+    }
+
+    /** The platform's default provider, or throws explaining why it is out of reach. */
+    public static synchronized SelectorProvider platformProvider() {
+        try {
+            ensureExported();
+            Object provider = Class.forName(PACKAGE + ".DefaultSelectorProvider").getMethod("get").invoke(null);
+            return (SelectorProvider) provider;
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot reach the JDK's default SelectorProvider; start the JVM with "
+                    + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED", e);
+        }
+    }
+
+    /** Exports sun.nio.ch to the unnamed modules unless it already is. */
+    static void ensureExported() {
+        Module base = Object.class.getModule();
+        if (base.isExported(PACKAGE, JdkInternals.class.getModule())) {
+            return;
+        }
+        try {
+            exportThroughJni();
+        } catch (Throwable t) {
+            throw new IllegalStateException("exporting " + PACKAGE + " failed: " + t
+                    + "; start the JVM with --add-exports java.base/sun.nio.ch=ALL-UNNAMED", t);
+        }
+        if (!base.isExported(PACKAGE, JdkInternals.class.getModule())) {
+            throw new IllegalStateException(PACKAGE + " still not exported; start the JVM with "
+                    + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED");
+        }
+        LOG.debug("exported java.base/{} to the unnamed modules", PACKAGE);
+    }
+
+    private static void exportThroughJni() throws Throwable {
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup jvm = SymbolLookup.libraryLookup(
+                System.getProperty("java.home") + "/lib/server/libjvm.so", Arena.global());
+        MethodHandle getVms = linker.downcallHandle(jvm.find("JNI_GetCreatedJavaVMs").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment vmOut = arena.allocate(ADDRESS);
+            MemorySegment count = arena.allocate(JAVA_INT);
+            check((int) getVms.invokeExact(vmOut, 1, count) == 0 && count.get(JAVA_INT, 0) == 1, "JNI_GetCreatedJavaVMs");
+            MemorySegment vm = vmOut.get(ADDRESS, 0).reinterpret(8);
+            MemorySegment vmFunctions = vm.get(ADDRESS, 0).reinterpret(8L * 8);
+            MethodHandle getEnv = linker.downcallHandle(vmFunctions.getAtIndex(ADDRESS, VM_GET_ENV),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+            MemorySegment envOut = arena.allocate(ADDRESS);
+            check((int) getEnv.invokeExact(vm, envOut, JNI_VERSION) == 0, "GetEnv");
+            MemorySegment env = envOut.get(ADDRESS, 0).reinterpret(8);
+            MemorySegment fns = env.get(ADDRESS, 0).reinterpret(8L * 240);
+
+            MethodHandle findClass = fn(linker, fns, ENV_FIND_CLASS, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+            MethodHandle newGlobalRef = fn(linker, fns, ENV_NEW_GLOBAL_REF, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+            MethodHandle getMethodId = fn(linker, fns, ENV_GET_METHOD_ID,
+                    FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+            MethodHandle callObject = fn(linker, fns, ENV_CALL_OBJECT_METHOD_A,
+                    FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+            MethodHandle callVoid = fn(linker, fns, ENV_CALL_VOID_METHOD_A,
+                    FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+            MethodHandle newString = fn(linker, fns, ENV_NEW_STRING_UTF, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+            MethodHandle exceptionCheck = fn(linker, fns, ENV_EXCEPTION_CHECK, FunctionDescriptor.of(JAVA_BYTE, ADDRESS));
+            MethodHandle exceptionClear = fn(linker, fns, ENV_EXCEPTION_CLEAR, FunctionDescriptor.ofVoid(ADDRESS));
+
+            MemorySegment objectName = arena.allocateFrom("java/lang/Object");
+            MemorySegment className = arena.allocateFrom("java/lang/Class");
+            MemorySegment moduleName = arena.allocateFrom("java/lang/Module");
+            MemorySegment getModule = arena.allocateFrom("getModule");
+            MemorySegment getModuleSig = arena.allocateFrom("()Ljava/lang/Module;");
+            MemorySegment addExports = arena.allocateFrom("implAddExportsToAllUnnamed");
+            MemorySegment addExportsSig = arena.allocateFrom("(Ljava/lang/String;)V");
+            MemorySegment packageName = arena.allocateFrom(PACKAGE);
+            MemorySegment args = arena.allocate(ADDRESS);
+
+            MemorySegment objectClass = (MemorySegment) newGlobalRef.invokeExact(env,
+                    (MemorySegment) findClass.invokeExact(env, objectName));
+            MemorySegment classClass = (MemorySegment) newGlobalRef.invokeExact(env,
+                    (MemorySegment) findClass.invokeExact(env, className));
+            MemorySegment moduleClass = (MemorySegment) newGlobalRef.invokeExact(env,
+                    (MemorySegment) findClass.invokeExact(env, moduleName));
+            check(!objectClass.equals(MemorySegment.NULL) && !classClass.equals(MemorySegment.NULL)
+                    && !moduleClass.equals(MemorySegment.NULL), "FindClass");
+            MemorySegment getModuleId = (MemorySegment) getMethodId.invokeExact(env, classClass, getModule, getModuleSig);
+            MemorySegment addExportsId = (MemorySegment) getMethodId.invokeExact(env, moduleClass, addExports,
+                    addExportsSig);
+            if ((byte) exceptionCheck.invokeExact(env) != 0 || addExportsId.equals(MemorySegment.NULL)) {
+                exceptionClear.invokeExact(env);
+                throw new IllegalStateException("Module.implAddExportsToAllUnnamed not found");
+            }
+            MemorySegment javaBase = (MemorySegment) newGlobalRef.invokeExact(env,
+                    (MemorySegment) callObject.invokeExact(env, objectClass, getModuleId, MemorySegment.NULL));
+            MemorySegment name = (MemorySegment) newGlobalRef.invokeExact(env,
+                    (MemorySegment) newString.invokeExact(env, packageName));
+            args.set(ADDRESS, 0, name);
+            callVoid.invokeExact(env, javaBase, addExportsId, args);
+            if ((byte) exceptionCheck.invokeExact(env) != 0) {
+                exceptionClear.invokeExact(env);
+                throw new IllegalStateException("Module.implAddExportsToAllUnnamed threw");
+            }
+            // the global references (two classes, a module, a string) are kept: a few bytes, once per JVM
+        }
+    }
+
+    private static MethodHandle fn(Linker linker, MemorySegment functions, int slot, FunctionDescriptor fd) {
+        return linker.downcallHandle(functions.getAtIndex(ADDRESS, slot), fd);
+    }
+
+    private static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new IllegalStateException(what + " failed");
+        }
+    }
+}

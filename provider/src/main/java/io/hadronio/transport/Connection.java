@@ -1,0 +1,594 @@
+package io.hadronio.transport;
+
+import io.hadronio.ucx.ErrorMode;
+import io.hadronio.ucx.UcsStatus;
+import io.hadronio.ucx.UcxEndpoint;
+import io.hadronio.ucx.UcxException;
+import io.hadronio.ucx.UcxWorker;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The UCX half of one accelerated connection: its endpoint, its pre-posted receive
+ * slices, its send slots, and credit-based flow control.
+ *
+ * <h2>Wire protocol (UCX tags)</h2>
+ * <pre>
+ *  63            32 31    24 23          0
+ * +----------------+--------+-------------+
+ * | receiver's id  |  kind  |      0      |
+ * +----------------+--------+-------------+
+ * </pre>
+ * Each side picks a 32-bit id on its worker and tells the peer in the handshake; the
+ * peer stamps it on everything it sends, so one worker serves many connections.
+ * {@code DATA} messages carry 1 .. sliceSize application bytes; {@code CREDIT}
+ * messages carry a little-endian {@code long}: how many DATA messages the receiver has
+ * consumed so far (cumulative, so a lost race between two credit messages is harmless).
+ *
+ * <h2>Flow control</h2>
+ * The receiver posts {@code sliceCount} receives of {@code sliceSize} bytes. UCX
+ * matches messages with equal tags in order, so message {@code k} lands in slice
+ * {@code k % sliceCount}. The sender may have {@code sliceCount} messages unconsumed:
+ * {@code credits = sliceCount - (sent - peerConsumed)}. The reader reposts a slice when
+ * it has copied it out, and returns credits every quarter of the slices. Memory per
+ * connection is thus fixed: sliceCount x sliceSize each way, whatever the application
+ * does. End-of-stream and close travel on the TCP control connection, carrying the
+ * number of DATA messages sent, so nothing sent before them is lost.
+ *
+ * <p>All methods that touch UCX run under the group's lock. Reads are called under the
+ * channel's read lock, writes under its write lock.
+ */
+public final class Connection implements WorkerGroup.Readiness {
+    public static final int OP_READ = 1;
+    public static final int OP_WRITE = 4;
+
+    static final int KIND_DATA = 1;
+    static final int KIND_CREDIT = 2;
+    private static final long TAG_MASK = 0xFFFF_FFFF_FF00_0000L;
+    // no request in a slot (0 is UcxWorker.COMPLETED, a valid "done" handle)
+    private static final long NONE = -1;
+    private static final int CREDIT_SLOTS = 4;
+
+    static long tag(int id, int kind) {
+        return ((long) id << 32) | ((long) kind << 24);
+    }
+
+    private final WorkerGroup group;
+    private final UcxWorker worker;
+    private final ReentrantLock lock;
+    // memory of this connection: slices, slots, credit words; freed by release()
+    private final Arena arena;
+    // our id: the peer puts it in the tags it sends us
+    final int localId;
+
+    // ---- receive side (reader thread, under lock) ----
+    final int rxSliceSize;
+    final int rxSliceCount;
+    private final MemorySegment rxArea;
+    private final ByteBuffer rxView;
+    private final long[] rxRequests;
+    // length of a slice's message when its receive completed inside tagReceive, else -1
+    private final int[] rxImmediate;
+    private int rxHead;           // slice index of the next message
+    private long rxConsumed;      // DATA messages fully consumed
+    private int rxOffset;         // bytes consumed of the head message
+    private int rxLength = -1;    // length of the head message, -1 while not received
+    private long rxCreditsReported;
+    private final MemorySegment creditOut;
+    private final long[] creditOutRequests = new long[CREDIT_SLOTS];
+
+    // ---- send side (writer thread, under lock) ----
+    private int remoteId;
+    private int txSliceSize;
+    private int txSliceCount;
+    private MemorySegment txArea;
+    private ByteBuffer txView;
+    private long[] txRequests;
+    private long txSent;          // DATA messages posted
+    private long txPeerConsumed;  // from CREDIT messages
+    private final MemorySegment creditIn;
+    private long creditInRequest = NONE;
+    private UcxEndpoint endpoint;
+    private long dataTag;
+    private long creditTag;
+
+    // ---- end of stream, from the control connection ----
+    private volatile long peerFinCount = -1;
+    private volatile boolean peerClosed;
+    private volatile String resetReason;
+    // set when the local side stops using the connection
+    private volatile boolean released;
+
+    Connection(WorkerGroup group, int sliceSize, int sliceCount) throws UcxException {
+        this.group = group;
+        this.worker = group.worker();
+        this.lock = group.lock;
+        this.localId = group.newConnectionId();
+        this.rxSliceSize = sliceSize;
+        this.rxSliceCount = sliceCount;
+        this.arena = Arena.ofShared();
+        this.rxArea = arena.allocate((long) sliceSize * sliceCount, 64);
+        this.rxView = rxArea.asByteBuffer();
+        this.rxRequests = new long[sliceCount];
+        this.rxImmediate = new int[sliceCount];
+        java.util.Arrays.fill(rxImmediate, -1);
+        this.creditOut = arena.allocate(8L * CREDIT_SLOTS, 8);
+        this.creditIn = arena.allocate(8, 8);
+        java.util.Arrays.fill(creditOutRequests, NONE);
+        lock.lock();
+        try {
+            for (int i = 0; i < sliceCount; i++) {
+                postSlice(i);
+            }
+            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Posts the receive of a slice; a message already waiting may complete it at once. */
+    private void postSlice(int slice) throws UcxException {
+        long request = worker.tagReceive(rxArea.address() + (long) slice * rxSliceSize, rxSliceSize,
+                tag(localId, KIND_DATA), TAG_MASK);
+        if (request == UcxWorker.COMPLETED) {
+            rxRequests[slice] = NONE;
+            rxImmediate[slice] = (int) worker.receivedLength();
+        } else {
+            rxRequests[slice] = request;
+            rxImmediate[slice] = -1;
+        }
+    }
+
+    /** Completes set-up once the peer's hello is known: its id, its receive geometry, its worker. */
+    void connect(int peerId, int peerSliceSize, int peerSliceCount, byte[] peerWorkerAddress) throws UcxException {
+        lock.lock();
+        try {
+            this.remoteId = peerId;
+            this.txSliceSize = peerSliceSize;
+            this.txSliceCount = peerSliceCount;
+            this.txArea = arena.allocate((long) peerSliceSize * peerSliceCount, 64);
+            this.txView = txArea.asByteBuffer();
+            this.txRequests = new long[peerSliceCount];
+            java.util.Arrays.fill(txRequests, NONE);
+            this.dataTag = tag(peerId, KIND_DATA);
+            this.creditTag = tag(peerId, KIND_CREDIT);
+            this.endpoint = worker.connect(peerWorkerAddress, ErrorMode.NONE);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public WorkerGroup group() {
+        return group;
+    }
+
+    /** Transports of the endpoint, for logs and tests, e.g. [cma, sysv]. */
+    public String transports() {
+        lock.lock();
+        try {
+            return endpoint == null || !endpoint.isOpen() ? "[]" : endpoint.transports().toString();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- control events ------------------------------------------------------------------
+
+    /** The peer will send no more than {@code messages} DATA messages (shutdownOutput or close). */
+    void peerFinished(long messages) {
+        peerFinCount = messages;
+        group.wakeSleepers();
+    }
+
+    /** The peer closed its channel: writes fail from now on. */
+    void peerClosed() {
+        peerClosed = true;
+        group.wakeSleepers();
+    }
+
+    /** The control connection broke without an orderly close: the peer died or reset. */
+    void reset(String reason) {
+        if (resetReason == null) {
+            resetReason = reason;
+        }
+        group.wakeSleepers();
+    }
+
+    public boolean isReset() {
+        return resetReason != null;
+    }
+
+    // ---- read ----------------------------------------------------------------------------
+
+    /**
+     * Copies received bytes into the buffers, as many as are there (without waiting).
+     *
+     * @return bytes read (> 0), 0 when nothing is there yet, -1 at end-of-stream
+     * @throws IOException when the connection was reset and nothing more is left to read
+     */
+    public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        final ReentrantLock l = lock;
+        l.lock();
+        try {
+            long n = drainLocked(dsts, offset, length);
+            if (n == 0) {
+                worker.progress();
+                n = drainLocked(dsts, offset, length);
+            }
+            if (n > 0) {
+                return n;
+            }
+            if (hasRemaining(dsts, offset, length) && rxLength < 0) {
+                if (peerFinCount >= 0 && rxConsumed >= peerFinCount) {
+                    return -1;
+                }
+                if (resetReason != null) {
+                    throw new SocketException("Connection reset (" + resetReason + ")");
+                }
+            }
+            return 0;
+        } finally {
+            l.unlock();
+        }
+    }
+
+    private static boolean hasRemaining(ByteBuffer[] bufs, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            if (bufs[i].hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private long drainLocked(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        final int end = offset + length;
+        final ByteBuffer view = rxView;
+        long total = 0;
+        int i = offset;
+        while (true) {
+            while (i < end && !dsts[i].hasRemaining()) {
+                i++;
+            }
+            if (i >= end) {
+                break;
+            }
+            if (rxLength < 0 && !headReceived()) {
+                break;
+            }
+            ByteBuffer dst = dsts[i];
+            int n = Math.min(rxLength - rxOffset, dst.remaining());
+            int pos = dst.position();
+            dst.put(pos, view, rxHead * rxSliceSize + rxOffset, n);
+            dst.position(pos + n);
+            rxOffset += n;
+            total += n;
+            if (rxOffset == rxLength) {
+                recycleHead();
+            }
+        }
+        if (total > 0) {
+            returnCredits(false);
+        }
+        return total;
+    }
+
+    private boolean headReceived() throws IOException {
+        long request = rxRequests[rxHead];
+        if (request == NONE) {
+            // completed inside tagReceive
+            rxLength = rxImmediate[rxHead];
+            rxImmediate[rxHead] = -1;
+            rxOffset = 0;
+            return rxLength >= 0;
+        }
+        int status = worker.receiveStatus(request);
+        if (status == UcsStatus.INPROGRESS) {
+            return false;
+        }
+        long length = worker.receivedLength();
+        worker.release(request);
+        rxRequests[rxHead] = NONE;
+        if (status != UcsStatus.OK) {
+            throw new IOException("UCX receive failed: " + UcsStatus.describe(status));
+        }
+        rxLength = (int) length;
+        rxOffset = 0;
+        return true;
+    }
+
+    private void recycleHead() throws UcxException {
+        postSlice(rxHead);
+        rxHead = rxHead + 1 == rxSliceCount ? 0 : rxHead + 1;
+        rxConsumed++;
+        rxLength = -1;
+        rxOffset = 0;
+    }
+
+    /** Sends a CREDIT message when a quarter of the slices (or, if forced, any) were consumed unreported. */
+    private void returnCredits(boolean force) throws UcxException {
+        long unreported = rxConsumed - rxCreditsReported;
+        if (unreported == 0 || (!force && unreported < Math.max(1, rxSliceCount / 4)) || endpoint == null) {
+            return;
+        }
+        for (int k = 0; k < CREDIT_SLOTS; k++) {
+            long request = creditOutRequests[k];
+            if (request != NONE) {
+                int status = worker.status(request);
+                if (status == UcsStatus.INPROGRESS) {
+                    continue;
+                }
+                worker.release(request);
+                creditOutRequests[k] = NONE;
+            }
+            creditOut.set(ValueLayout.JAVA_LONG, 8L * k, rxConsumed);
+            long sent = endpoint.tagSend(creditOut.address() + 8L * k, 8, creditTag);
+            creditOutRequests[k] = sent == UcxWorker.COMPLETED ? NONE : sent;
+            rxCreditsReported = rxConsumed;
+            return;
+        }
+        // all credit slots busy: the next read retries (the count is cumulative)
+    }
+
+    // ---- write ---------------------------------------------------------------------------
+
+    /**
+     * Takes as many bytes as credits allow (copying them into send slots and posting
+     * them), without waiting.
+     *
+     * @return bytes taken, 0 when the peer has no room (back-pressure)
+     * @throws IOException when the peer closed or the connection was reset
+     */
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        final ReentrantLock l = lock;
+        l.lock();
+        try {
+            checkWritable();
+            final int end = offset + length;
+            final ByteBuffer view = txView;
+            final int sliceSize = txSliceSize;
+            long total = 0;
+            int i = offset;
+            while (true) {
+                while (i < end && !srcs[i].hasRemaining()) {
+                    i++;
+                }
+                if (i >= end) {
+                    break;
+                }
+                if (credits() == 0) {
+                    pollCredits();
+                    if (credits() == 0) {
+                        worker.progress();
+                        pollCredits();
+                        if (credits() == 0) {
+                            break;
+                        }
+                    }
+                }
+                int slot = (int) (txSent % txSliceCount);
+                if (!slotFree(slot)) {
+                    break;
+                }
+                // gather up to one slice from the buffers
+                int base = slot * sliceSize;
+                int filled = 0;
+                for (int j = i; j < end && filled < sliceSize; j++) {
+                    ByteBuffer src = srcs[j];
+                    int n = Math.min(src.remaining(), sliceSize - filled);
+                    if (n > 0) {
+                        int pos = src.position();
+                        view.put(base + filled, src, pos, n);
+                        src.position(pos + n);
+                        filled += n;
+                    }
+                }
+                long request = endpoint.tagSend(txArea.address() + base, filled, dataTag);
+                txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
+                txSent++;
+                total += filled;
+            }
+            return total;
+        } finally {
+            l.unlock();
+        }
+    }
+
+    private void checkWritable() throws IOException {
+        if (resetReason != null) {
+            throw new SocketException("Connection reset (" + resetReason + ")");
+        }
+        if (peerClosed) {
+            throw new SocketException("Broken pipe (peer closed the connection)");
+        }
+    }
+
+    private int credits() {
+        return (int) (txSliceCount - (txSent - txPeerConsumed));
+    }
+
+    private void pollCredits() throws UcxException {
+        while (creditInRequest != NONE) {
+            int status = worker.receiveStatus(creditInRequest);
+            if (status == UcsStatus.INPROGRESS) {
+                return;
+            }
+            worker.release(creditInRequest);
+            creditInRequest = NONE;
+            if (status != UcsStatus.OK) {
+                return;
+            }
+            long consumed = creditIn.get(ValueLayout.JAVA_LONG, 0);
+            if (consumed > txPeerConsumed) {
+                txPeerConsumed = consumed;
+            }
+            // COMPLETED (0) when another credit message was already waiting: loop and take it
+            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK);
+        }
+    }
+
+    private boolean slotFree(int slot) throws IOException {
+        long request = txRequests[slot];
+        if (request == NONE) {
+            return true;
+        }
+        int status = worker.status(request);
+        if (status == UcsStatus.INPROGRESS) {
+            worker.progress();
+            status = worker.status(request);
+            if (status == UcsStatus.INPROGRESS) {
+                return false;
+            }
+        }
+        worker.release(request);
+        txRequests[slot] = NONE;
+        if (status != UcsStatus.OK) {
+            throw new IOException("UCX send failed: " + UcsStatus.describe(status));
+        }
+        return true;
+    }
+
+    /** DATA messages posted so far (what an end-of-stream mark announces). */
+    public long messagesSent() {
+        lock.lock();
+        try {
+            return txSent;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** True when every posted send completed locally, so closing loses nothing. Progresses once. */
+    boolean sendsComplete() throws IOException {
+        lock.lock();
+        try {
+            if (!worker.isOpen()) {
+                return true;
+            }
+            worker.progress();
+            pollCredits();
+            returnCredits(true);
+            if (txRequests == null) {
+                return true;
+            }
+            for (int slot = 0; slot < txRequests.length; slot++) {
+                if (txRequests[slot] != NONE) {
+                    int status = worker.status(txRequests[slot]);
+                    if (status == UcsStatus.INPROGRESS) {
+                        return false;
+                    }
+                    worker.release(txRequests[slot]);
+                    txRequests[slot] = NONE;
+                }
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits (progressing the worker) until {@code op} is ready: data, end-of-stream or
+     * reset for {@link #OP_READ}; credit, peer close or reset for {@link #OP_WRITE}; or
+     * until the connection is released locally or the deadline passes.
+     */
+    public boolean await(int op, long deadline) throws IOException {
+        return group.await(this, op, deadline);
+    }
+
+    // ---- readiness -----------------------------------------------------------------------
+
+    /** Called under the group lock by {@link WorkerGroup#await}. */
+    @Override
+    public boolean isReady(int op) {
+        if (released || resetReason != null) {
+            return true;
+        }
+        try {
+            if (op == OP_READ) {
+                if (rxLength >= 0 || (peerFinCount >= 0 && rxConsumed >= peerFinCount)) {
+                    return true;
+                }
+                long head = rxRequests[rxHead];
+                return head == NONE || worker.receiveStatus(head) != UcsStatus.INPROGRESS;
+            }
+            if (peerClosed) {
+                return true;
+            }
+            pollCredits();
+            return credits() > 0 && slotFree((int) (txSent % txSliceCount));
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    /** Marks the connection unusable for waiters (local close) and wakes them. */
+    public void markReleased() {
+        released = true;
+        group.wakeSleepers();
+    }
+
+    /**
+     * Frees everything: cancels the posted receives, closes the endpoint (flushing),
+     * and releases the memory. Called once, after the last reader and writer left and
+     * the sends completed (or the connection was reset).
+     */
+    void release() {
+        released = true;
+        lock.lock();
+        try {
+            if (worker.isOpen()) {
+                for (int i = 0; i < rxRequests.length; i++) {
+                    cancelAndFree(rxRequests[i]);
+                    rxRequests[i] = NONE;
+                }
+                cancelAndFree(creditInRequest);
+                creditInRequest = NONE;
+                for (int k = 0; k < CREDIT_SLOTS; k++) {
+                    freeWhenDone(creditOutRequests[k]);
+                    creditOutRequests[k] = NONE;
+                }
+                if (txRequests != null) {
+                    for (int i = 0; i < txRequests.length; i++) {
+                        freeWhenDone(txRequests[i]);
+                        txRequests[i] = NONE;
+                    }
+                }
+                if (endpoint != null) {
+                    try {
+                        endpoint.close();
+                    } catch (UcxException e) {
+                        // the endpoint is gone either way
+                    }
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        arena.close();
+    }
+
+    private void cancelAndFree(long request) {
+        if (request == NONE || request == UcxWorker.COMPLETED) {
+            return;
+        }
+        worker.cancel(request);
+        freeWhenDone(request);
+    }
+
+    private void freeWhenDone(long request) {
+        if (request == NONE || request == UcxWorker.COMPLETED) {
+            return;
+        }
+        long deadline = System.nanoTime() + 1_000_000_000L;
+        while (worker.status(request) == UcsStatus.INPROGRESS && System.nanoTime() < deadline) {
+            worker.progress();
+        }
+        worker.release(request);
+    }
+}

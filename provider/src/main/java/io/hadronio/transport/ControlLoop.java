@@ -1,0 +1,419 @@
+package io.hadronio.transport;
+
+import java.io.IOException;
+import java.net.ProtocolException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One daemon thread, with a selector of the JDK's provider, that owns every TCP socket
+ * once a connection is up: it accepts on the kernel listeners and runs server-side
+ * handshakes (so a silent or bogus client never holds up {@code accept()}), watches the
+ * control connections for end-of-stream, close and reset, and finishes local closes
+ * (waiting until posted sends completed before announcing FIN/CLOSE, so nothing is
+ * lost). Channels talk to it only through {@link #execute(Runnable)}.
+ */
+public final class ControlLoop implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
+    // how long a closing connection may wait for its sends before it is torn down anyway
+    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    private final UcxRuntime runtime;
+    private final Selector selector;
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final List<Closing> closing = new ArrayList<>();
+    private final List<PendingHandshake> handshakes = new ArrayList<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    ControlLoop(UcxRuntime runtime, SelectorProvider platform) throws IOException {
+        this.runtime = runtime;
+        this.selector = platform.openSelector();
+        this.thread = new Thread(this, "hadronio-control");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** Runs a task on the control thread. */
+    public void execute(Runnable task) {
+        tasks.add(task);
+        selector.wakeup();
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            try {
+                long timeout = closing.isEmpty() ? (handshakes.isEmpty() ? 0 : 200) : 1;
+                if (timeout == 0) {
+                    selector.select();
+                } else {
+                    selector.select(timeout);
+                }
+                Runnable task;
+                while ((task = tasks.poll()) != null) {
+                    task.run();
+                }
+                Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+                while (it.hasNext()) {
+                    SelectionKey key = it.next();
+                    it.remove();
+                    handle(key);
+                }
+                finishClosing();
+                expireHandshakes();
+            } catch (Throwable t) {
+                LOG.error("hadroNIO control loop: unexpected error", t);
+            }
+        }
+    }
+
+    private void handle(SelectionKey key) {
+        Object attachment = key.attachment();
+        if (!key.isValid()) {
+            return;
+        }
+        if (attachment instanceof Listener listener) {
+            listener.acceptAll(key);
+        } else if (attachment instanceof PendingHandshake handshake) {
+            handshake.onReadable(key);
+        } else if (attachment instanceof Control control) {
+            control.onReadable(key);
+        }
+    }
+
+    // ---- listeners and server-side handshakes -------------------------------------------------
+
+    /** Starts accepting on a bound, non-blocking kernel listener on behalf of a server channel. */
+    public void listen(ServerSocketChannel tcp, AcceptQueue queue) {
+        execute(() -> {
+            try {
+                tcp.register(selector, SelectionKey.OP_ACCEPT, new Listener(tcp, queue));
+            } catch (ClosedChannelException e) {
+                // closed before we got to it
+            }
+        });
+    }
+
+    /** Re-enables accepting after the server channel's queue drained below its backlog. */
+    public void resumeAccepting(ServerSocketChannel tcp) {
+        execute(() -> {
+            SelectionKey key = tcp.keyFor(selector);
+            if (key != null && key.isValid()) {
+                key.interestOps(SelectionKey.OP_ACCEPT);
+            }
+        });
+    }
+
+    /** Stops watching a listener (its server channel closes it). */
+    public void unlisten(ServerSocketChannel tcp, Runnable then) {
+        execute(() -> {
+            SelectionKey key = tcp.keyFor(selector);
+            if (key != null) {
+                key.cancel();
+            }
+            for (PendingHandshake h : new ArrayList<>(handshakes)) {
+                if (h.listener.tcp == tcp) {
+                    h.fail("server closed");
+                }
+            }
+            try {
+                selector.selectNow(); // flush the cancelled key so the socket really closes
+            } catch (IOException e) {
+                // ignore
+            }
+            then.run();
+        });
+    }
+
+    private final class Listener {
+        final ServerSocketChannel tcp;
+        final AcceptQueue queue;
+
+        Listener(ServerSocketChannel tcp, AcceptQueue queue) {
+            this.tcp = tcp;
+            this.queue = queue;
+        }
+
+        void acceptAll(SelectionKey key) {
+            while (true) {
+                long pending = handshakes.stream().filter(h -> h.listener == this).count();
+                if (!queue.hasRoom() || pending >= 64) {
+                    // backlog exhausted: leave further connections in the kernel's queue
+                    key.interestOps(0);
+                    return;
+                }
+                SocketChannel child;
+                try {
+                    child = tcp.accept();
+                } catch (IOException e) {
+                    LOG.debug("accept failed", e);
+                    return;
+                }
+                if (child == null) {
+                    return;
+                }
+                try {
+                    child.configureBlocking(false);
+                    PendingHandshake h = new PendingHandshake(this, child);
+                    child.register(selector, SelectionKey.OP_READ, h);
+                    handshakes.add(h);
+                } catch (IOException e) {
+                    closeQuietly(child);
+                }
+            }
+        }
+    }
+
+    private final class PendingHandshake {
+        final Listener listener;
+        final SocketChannel tcp;
+        final long deadline;
+        final ByteBuffer header = ByteBuffer.allocate(Handshake.HEADER_LENGTH);
+        ByteBuffer address;
+
+        PendingHandshake(Listener listener, SocketChannel tcp) {
+            this.listener = listener;
+            this.tcp = tcp;
+            this.deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
+        }
+
+        void onReadable(SelectionKey key) {
+            try {
+                if (address == null) {
+                    if (tcp.read(header) < 0) {
+                        throw new ProtocolException("connection closed after " + header.position()
+                                + " bytes of the handshake header");
+                    }
+                    if (header.hasRemaining()) {
+                        return;
+                    }
+                    address = ByteBuffer.allocate(Handshake.checkHeader(header));
+                }
+                if (tcp.read(address) < 0) {
+                    throw new ProtocolException("connection closed inside the worker address");
+                }
+                if (address.hasRemaining()) {
+                    return;
+                }
+                handshakes.remove(this);
+                Handshake.Hello hello = Handshake.decode(header, address.flip());
+                Connection connection = runtime.newConnection();
+                try {
+                    connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(),
+                            hello.workerAddress());
+                    writeFully(tcp, Handshake.encode(connection.localId, connection.rxSliceSize,
+                            connection.rxSliceCount, connection.group().address()));
+                } catch (IOException | RuntimeException e) {
+                    connection.release();
+                    throw e;
+                }
+                Control control = new Control(tcp, connection);
+                key.attach(control);
+                listener.queue.deliver(tcp, connection, control);
+                if (!listener.queue.hasRoom()) {
+                    SelectionKey lk = listener.tcp.keyFor(selector);
+                    if (lk != null && lk.isValid()) {
+                        lk.interestOps(0);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                fail(e.getMessage());
+            }
+        }
+
+        void fail(String why) {
+            handshakes.remove(this);
+            String peer;
+            try {
+                peer = String.valueOf(tcp.getRemoteAddress());
+            } catch (IOException e) {
+                peer = "?";
+            }
+            LOG.warn("hadroNIO: refused connection from {}: {}", peer, why);
+            closeQuietly(tcp);
+            SelectionKey lk = listener.tcp.keyFor(selector);
+            if (lk != null && lk.isValid() && listener.queue.hasRoom()) {
+                lk.interestOps(SelectionKey.OP_ACCEPT);
+            }
+        }
+    }
+
+    private void expireHandshakes() {
+        if (handshakes.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (PendingHandshake h : new ArrayList<>(handshakes)) {
+            if (now - h.deadline > 0) {
+                h.fail("no complete handshake within " + runtime.config().handshakeMillis() + " ms");
+            }
+        }
+    }
+
+    static void writeFully(SocketChannel tcp, ByteBuffer b) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (b.hasRemaining()) {
+            if (tcp.write(b) == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("control connection: peer does not read");
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    // ---- control connections -----------------------------------------------------------------
+
+    /** Starts watching the control connection of a connected channel (client side). */
+    public Control watch(SocketChannel tcp, Connection connection) {
+        Control control = new Control(tcp, connection);
+        execute(() -> {
+            try {
+                tcp.register(selector, SelectionKey.OP_READ, control);
+            } catch (ClosedChannelException e) {
+                connection.reset("control connection closed");
+            }
+        });
+        return control;
+    }
+
+    /** The TCP side of one connection, owned by the control thread. */
+    public final class Control {
+        final SocketChannel tcp;
+        final Connection connection;
+        private final ByteBuffer in = ByteBuffer.allocate(Handshake.CONTROL_LENGTH);
+        private boolean closeReceived;
+        private boolean finSent;
+        private boolean eof;
+
+        Control(SocketChannel tcp, Connection connection) {
+            this.tcp = tcp;
+            this.connection = connection;
+        }
+
+        void onReadable(SelectionKey key) {
+            try {
+                while (true) {
+                    int n = tcp.read(in);
+                    if (n < 0) {
+                        eof(key, null);
+                        return;
+                    }
+                    if (in.hasRemaining()) {
+                        return;
+                    }
+                    in.flip();
+                    byte type = in.get();
+                    long value = in.getLong();
+                    in.clear();
+                    if (type == Handshake.FIN) {
+                        connection.peerFinished(value);
+                    } else if (type == Handshake.CLOSE) {
+                        closeReceived = true;
+                        connection.peerClosed();
+                    } else {
+                        throw new ProtocolException("unknown control record " + type);
+                    }
+                }
+            } catch (IOException e) {
+                eof(key, e.getMessage());
+            }
+        }
+
+        private void eof(SelectionKey key, String error) {
+            eof = true;
+            key.interestOps(0);
+            if (!closeReceived) {
+                connection.reset(error != null ? error : "peer closed the control connection without closing");
+            }
+        }
+
+        /** Local shutdownOutput: announce FIN once the sends posted so far completed. */
+        public void shutdownOutput() {
+            execute(() -> closing.add(new Closing(this, false)));
+        }
+
+        /** Local close: FIN and CLOSE once the sends completed, then free everything. */
+        public void close() {
+            execute(() -> closing.add(new Closing(this, true)));
+        }
+    }
+
+    private record Closing(Control control, boolean close, long deadline) {
+        Closing(Control control, boolean close) {
+            this(control, close, System.nanoTime() + LINGER_NANOS);
+        }
+    }
+
+    private void finishClosing() {
+        for (Iterator<Closing> it = closing.iterator(); it.hasNext(); ) {
+            Closing c = it.next();
+            Control control = c.control;
+            Connection connection = control.connection;
+            boolean done;
+            try {
+                done = connection.isReset() || connection.sendsComplete() || System.nanoTime() - c.deadline > 0;
+            } catch (IOException | RuntimeException e) {
+                done = true;
+            }
+            if (!done) {
+                continue;
+            }
+            it.remove();
+            if (!control.eof && !connection.isReset()) {
+                try {
+                    if (!control.finSent) {
+                        writeFully(control.tcp, Handshake.control(Handshake.FIN, connection.messagesSent()));
+                        control.finSent = true;
+                    }
+                    if (c.close) {
+                        writeFully(control.tcp, Handshake.control(Handshake.CLOSE, 0));
+                    }
+                } catch (IOException e) {
+                    LOG.debug("control connection: could not announce close", e);
+                }
+            }
+            if (c.close) {
+                SelectionKey key = control.tcp.keyFor(selector);
+                if (key != null) {
+                    key.cancel();
+                }
+                closeQuietly(control.tcp);
+                connection.release();
+            }
+        }
+    }
+
+    private static void closeQuietly(SocketChannel tcp) {
+        try {
+            tcp.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+    }
+
+    void shutdown() {
+        running = false;
+        selector.wakeup();
+        try {
+            thread.join(1000);
+            selector.close();
+        } catch (InterruptedException | IOException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package io.hadronio.transport;
+
+import io.hadronio.HadronioConfig;
+import io.hadronio.ucx.Feature;
+import io.hadronio.ucx.UcxContext;
+import io.hadronio.ucx.UcxException;
+import java.io.IOException;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Everything UCX-side one provider owns: the context, the worker groups that
+ * connections are spread over, and the control loop. Made once, on first use.
+ */
+public final class UcxRuntime {
+    private final HadronioConfig config;
+    private final UcxContext context;
+    private final WorkerGroup[] groups;
+    private final AtomicInteger nextGroup = new AtomicInteger();
+    private final ControlLoop control;
+    private final SelectorProvider platform;
+
+    private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform)
+            throws IOException {
+        this.config = config;
+        this.context = context;
+        this.groups = groups;
+        this.platform = platform;
+        this.control = new ControlLoop(this, platform);
+    }
+
+    /**
+     * Creates the UCX context (with the {@code hadronio.ucx.*} pass-through configuration)
+     * and the worker groups.
+     */
+    public static UcxRuntime start(HadronioConfig config, SelectorProvider platform) throws IOException {
+        UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.WAKEUP).name("hadronio");
+        for (Map.Entry<String, String> e : config.ucx().entrySet()) {
+            builder.config(e.getKey(), e.getValue());
+        }
+        UcxContext context = builder.open();
+        try {
+            WorkerGroup[] groups = new WorkerGroup[config.workers()];
+            for (int i = 0; i < groups.length; i++) {
+                groups[i] = new WorkerGroup(context, "hadronio-" + i, config.spinNanos());
+            }
+            return new UcxRuntime(config, context, groups, platform);
+        } catch (UcxException | RuntimeException e) {
+            context.close();
+            throw e;
+        }
+    }
+
+    public HadronioConfig config() {
+        return config;
+    }
+
+    public SelectorProvider platform() {
+        return platform;
+    }
+
+    public ControlLoop control() {
+        return control;
+    }
+
+    /** A new connection half on the next worker group (round robin), receives posted. */
+    public Connection newConnection() throws UcxException {
+        WorkerGroup group = groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
+        return new Connection(group, config.sliceSize(), config.sliceCount());
+    }
+}
