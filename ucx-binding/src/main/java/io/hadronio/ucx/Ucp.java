@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -28,6 +29,9 @@ final class Ucp {
 
     private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
+    // ucs_status_t is one byte: see UcsStatus.LAYOUT; the wrappers widen it to an int with its sign
+    private static final ValueLayout.OfByte STATUS = UcsStatus.LAYOUT;
+
     private static MethodHandle h(String name, FunctionDescriptor fd, Linker.Option... options) {
         return NativeLibraries.downcall(name, fd, options);
     }
@@ -36,36 +40,36 @@ final class Ucp {
 
     /** {@snippet lang=c : ucs_status_t ucp_config_read(const char *env_prefix, const char *filename, ucp_config_t **config_p); } */
     private static final MethodHandle MH$ucp_config_read = h("ucp_config_read",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_config_modify(ucp_config_t *config, const char *name, const char *value); } */
     private static final MethodHandle MH$ucp_config_modify = h("ucp_config_modify",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : void ucp_config_release(ucp_config_t *config); } */
     private static final MethodHandle MH$ucp_config_release = h("ucp_config_release",
             FunctionDescriptor.ofVoid(JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_init_version(unsigned api_major_version, unsigned api_minor_version, const ucp_params_t *params, const ucp_config_t *config, ucp_context_h *context_p); } */
     private static final MethodHandle MH$ucp_init_version = h("ucp_init_version",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : void ucp_cleanup(ucp_context_h context_p); } */
     private static final MethodHandle MH$ucp_cleanup = h("ucp_cleanup", FunctionDescriptor.ofVoid(JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_mem_map(ucp_context_h context, const ucp_mem_map_params_t *params, ucp_mem_h *memh_p); } */
     private static final MethodHandle MH$ucp_mem_map = h("ucp_mem_map",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_mem_unmap(ucp_context_h context, ucp_mem_h memh); } */
     private static final MethodHandle MH$ucp_mem_unmap = h("ucp_mem_unmap",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG));
 
     // ---- worker -----------------------------------------------------------------------------
 
     /** {@snippet lang=c : ucs_status_t ucp_worker_create(ucp_context_h context, const ucp_worker_params_t *params, ucp_worker_h *worker_p); } */
     private static final MethodHandle MH$ucp_worker_create = h("ucp_worker_create",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : void ucp_worker_destroy(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_destroy = h("ucp_worker_destroy",
             FunctionDescriptor.ofVoid(JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t **address_p, size_t *address_length_p); } */
     private static final MethodHandle MH$ucp_worker_get_address = h("ucp_worker_get_address",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : void ucp_worker_release_address(ucp_worker_h worker, ucp_address_t *address); } */
     private static final MethodHandle MH$ucp_worker_release_address = h("ucp_worker_release_address",
             FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG));
@@ -74,28 +78,28 @@ final class Ucp {
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_worker_get_efd(ucp_worker_h worker, int *fd); } */
     private static final MethodHandle MH$ucp_worker_get_efd = h("ucp_worker_get_efd",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_worker_arm(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_arm = h("ucp_worker_arm",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_worker_signal(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_signal = h("ucp_worker_signal",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_worker_wait(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_wait = h("ucp_worker_wait",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_ptr_t ucp_worker_flush_nbx(ucp_worker_h worker, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_worker_flush_nbx = h("ucp_worker_flush_nbx",
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_worker_set_am_recv_handler(ucp_worker_h worker, const ucp_am_handler_param_t *param); } */
     private static final MethodHandle MH$ucp_worker_set_am_recv_handler = h("ucp_worker_set_am_recv_handler",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG));
 
     // ---- endpoint ---------------------------------------------------------------------------
 
     /** {@snippet lang=c : ucs_status_t ucp_ep_create(ucp_worker_h worker, const ucp_ep_params_t *params, ucp_ep_h *ep_p); } */
     private static final MethodHandle MH$ucp_ep_create = h("ucp_ep_create",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_ptr_t ucp_ep_close_nbx(ucp_ep_h ep, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_ep_close_nbx = h("ucp_ep_close_nbx",
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
@@ -116,7 +120,7 @@ final class Ucp {
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : ucs_status_t ucp_tag_recv_request_test(void *request, ucp_tag_recv_info_t *info); } */
     private static final MethodHandle MH$ucp_tag_recv_request_test = h("ucp_tag_recv_request_test",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG), CRITICAL);
+            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG), CRITICAL);
     /** {@snippet lang=c : ucs_status_ptr_t ucp_am_send_nbx(ucp_ep_h ep, unsigned id, const void *header, size_t header_length, const void *buffer, size_t count, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_am_send_nbx = h("ucp_am_send_nbx",
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
@@ -131,7 +135,7 @@ final class Ucp {
 
     /** {@snippet lang=c : ucs_status_t ucp_request_check_status(void *request); } */
     private static final MethodHandle MH$ucp_request_check_status = h("ucp_request_check_status",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG), CRITICAL);
+            FunctionDescriptor.of(STATUS, JAVA_LONG), CRITICAL);
     /** {@snippet lang=c : void ucp_request_cancel(ucp_worker_h worker, void *request); } */
     private static final MethodHandle MH$ucp_request_cancel = h("ucp_request_cancel",
             FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG));
@@ -153,7 +157,7 @@ final class Ucp {
 
     static int ucp_config_read(long envPrefix, long filename, long configOut) {
         try {
-            return (int) MH$ucp_config_read.invokeExact(envPrefix, filename, configOut);
+            return (byte) MH$ucp_config_read.invokeExact(envPrefix, filename, configOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_config_read", t);
         }
@@ -161,7 +165,7 @@ final class Ucp {
 
     static int ucp_config_modify(long config, long name, long value) {
         try {
-            return (int) MH$ucp_config_modify.invokeExact(config, name, value);
+            return (byte) MH$ucp_config_modify.invokeExact(config, name, value);
         } catch (Throwable t) {
             throw new AssertionError("ucp_config_modify", t);
         }
@@ -177,7 +181,7 @@ final class Ucp {
 
     static int ucp_init_version(int major, int minor, long params, long config, long contextOut) {
         try {
-            return (int) MH$ucp_init_version.invokeExact(major, minor, params, config, contextOut);
+            return (byte) MH$ucp_init_version.invokeExact(major, minor, params, config, contextOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_init_version", t);
         }
@@ -193,7 +197,7 @@ final class Ucp {
 
     static int ucp_mem_map(long context, long params, long memhOut) {
         try {
-            return (int) MH$ucp_mem_map.invokeExact(context, params, memhOut);
+            return (byte) MH$ucp_mem_map.invokeExact(context, params, memhOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_mem_map", t);
         }
@@ -201,7 +205,7 @@ final class Ucp {
 
     static int ucp_mem_unmap(long context, long memh) {
         try {
-            return (int) MH$ucp_mem_unmap.invokeExact(context, memh);
+            return (byte) MH$ucp_mem_unmap.invokeExact(context, memh);
         } catch (Throwable t) {
             throw new AssertionError("ucp_mem_unmap", t);
         }
@@ -209,7 +213,7 @@ final class Ucp {
 
     static int ucp_worker_create(long context, long params, long workerOut) {
         try {
-            return (int) MH$ucp_worker_create.invokeExact(context, params, workerOut);
+            return (byte) MH$ucp_worker_create.invokeExact(context, params, workerOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_create", t);
         }
@@ -225,7 +229,7 @@ final class Ucp {
 
     static int ucp_worker_get_address(long worker, long addressOut, long lengthOut) {
         try {
-            return (int) MH$ucp_worker_get_address.invokeExact(worker, addressOut, lengthOut);
+            return (byte) MH$ucp_worker_get_address.invokeExact(worker, addressOut, lengthOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_get_address", t);
         }
@@ -249,7 +253,7 @@ final class Ucp {
 
     static int ucp_worker_get_efd(long worker, long fdOut) {
         try {
-            return (int) MH$ucp_worker_get_efd.invokeExact(worker, fdOut);
+            return (byte) MH$ucp_worker_get_efd.invokeExact(worker, fdOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_get_efd", t);
         }
@@ -257,7 +261,7 @@ final class Ucp {
 
     static int ucp_worker_arm(long worker) {
         try {
-            return (int) MH$ucp_worker_arm.invokeExact(worker);
+            return (byte) MH$ucp_worker_arm.invokeExact(worker);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_arm", t);
         }
@@ -265,7 +269,7 @@ final class Ucp {
 
     static int ucp_worker_signal(long worker) {
         try {
-            return (int) MH$ucp_worker_signal.invokeExact(worker);
+            return (byte) MH$ucp_worker_signal.invokeExact(worker);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_signal", t);
         }
@@ -273,7 +277,7 @@ final class Ucp {
 
     static int ucp_worker_wait(long worker) {
         try {
-            return (int) MH$ucp_worker_wait.invokeExact(worker);
+            return (byte) MH$ucp_worker_wait.invokeExact(worker);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_wait", t);
         }
@@ -289,7 +293,7 @@ final class Ucp {
 
     static int ucp_worker_set_am_recv_handler(long worker, long param) {
         try {
-            return (int) MH$ucp_worker_set_am_recv_handler.invokeExact(worker, param);
+            return (byte) MH$ucp_worker_set_am_recv_handler.invokeExact(worker, param);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_set_am_recv_handler", t);
         }
@@ -297,7 +301,7 @@ final class Ucp {
 
     static int ucp_ep_create(long worker, long params, long epOut) {
         try {
-            return (int) MH$ucp_ep_create.invokeExact(worker, params, epOut);
+            return (byte) MH$ucp_ep_create.invokeExact(worker, params, epOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_ep_create", t);
         }
@@ -345,7 +349,7 @@ final class Ucp {
 
     static int ucp_tag_recv_request_test(long request, long info) {
         try {
-            return (int) MH$ucp_tag_recv_request_test.invokeExact(request, info);
+            return (byte) MH$ucp_tag_recv_request_test.invokeExact(request, info);
         } catch (Throwable t) {
             throw new AssertionError("ucp_tag_recv_request_test", t);
         }
@@ -377,7 +381,7 @@ final class Ucp {
 
     static int ucp_request_check_status(long request) {
         try {
-            return (int) MH$ucp_request_check_status.invokeExact(request);
+            return (byte) MH$ucp_request_check_status.invokeExact(request);
         } catch (Throwable t) {
             throw new AssertionError("ucp_request_check_status", t);
         }

@@ -1,7 +1,9 @@
 package io.hadronio.ucx;
 
+import java.lang.foreign.ValueLayout;
+
 /**
- * Values of UCX's {@code ucs_status_t} (an {@code int}) and of the status pointers
+ * Values of UCX's {@code ucs_status_t} (a one-byte enum in C, an {@code int} here) and of the status pointers
  * ({@code ucs_status_ptr_t}) that the non-blocking {@code *_nbx} calls return.
  *
  * <p>A status pointer is one of three things: {@code NULL} (completed at once),
@@ -9,6 +11,15 @@ package io.hadronio.ucx;
  * at or above {@code (uintptr_t) UCS_ERR_LAST}), or a request handle.
  */
 public final class UcsStatus {
+    /**
+     * {@code ucs_status_t} in function signatures: a packed enum of one byte
+     * ({@code sizeof} 1, checked by UcpStructsLayoutTest). Only the low byte of a return
+     * register holding one is defined, so it must not be read as an {@code int}:
+     * {@code ucp_request_check_status} returns {@code UCS_ERR_CANCELED} (-16) as 240 that
+     * way. Downcalls return it as a {@code byte}, widened with its sign.
+     */
+    static final ValueLayout.OfByte LAYOUT = ValueLayout.JAVA_BYTE;
+
     public static final int OK = 0;
     public static final int INPROGRESS = 1;
     public static final int ERR_NO_MESSAGE = -1;

@@ -1,6 +1,5 @@
 package io.hadronio.ucx;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
@@ -29,16 +28,16 @@ final class Upcalls {
 
     /** {@snippet lang=c : void (*ucp_err_handler_cb_t)(void *arg, ucp_ep_h ep, ucs_status_t status); } */
     static final MemorySegment ERROR_HANDLER = stub("onEndpointError",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG, JAVA_INT));
+            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG, UcsStatus.LAYOUT));
     /** {@snippet lang=c : ucs_status_t (*ucp_am_recv_callback_t)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param); } */
     static final MemorySegment AM_HANDLER = stub("onActiveMessage",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.of(UcsStatus.LAYOUT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     /** {@snippet lang=c : void (*ucp_send_nbx_callback_t)(void *request, ucs_status_t status, void *user_data); } */
     static final MemorySegment SEND_COMPLETE = stub("onSendComplete",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_INT, JAVA_LONG));
+            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG));
     /** {@snippet lang=c : void (*ucp_tag_recv_nbx_callback_t)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *tag_info, void *user_data); } */
     static final MemorySegment RECEIVE_COMPLETE = stub("onReceiveComplete",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG));
+            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG, JAVA_LONG));
 
     private Upcalls() {
     }
@@ -63,7 +62,7 @@ final class Upcalls {
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onEndpointError(long arg, long ep, int status) {
+    private static void onEndpointError(long arg, long ep, byte status) {
         try {
             if (TARGETS.get(arg) instanceof UcxEndpoint endpoint) {
                 endpoint.failed(status);
@@ -74,23 +73,23 @@ final class Upcalls {
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static int onActiveMessage(long arg, long header, long headerLength, long data, long length, long param) {
+    private static byte onActiveMessage(long arg, long header, long headerLength, long data, long length, long param) {
         try {
             if (TARGETS.get(arg) instanceof UcxAmHandler handler) {
                 long attr = MemorySegment.ofAddress(param)
                         .reinterpret(UcpStructs.UcpAmRecvParam.LAYOUT.byteSize())
                         .get(JAVA_LONG, UcpStructs.UcpAmRecvParam.RECV_ATTR);
-                return handler.onMessage(MemorySegment.ofAddress(header).reinterpret(headerLength),
+                return (byte) handler.onMessage(MemorySegment.ofAddress(header).reinterpret(headerLength),
                         MemorySegment.ofAddress(data).reinterpret(length), attr);
             }
         } catch (Throwable t) {
             LOG.error("active message handler threw", t);
         }
-        return UcsStatus.OK;
+        return (byte) UcsStatus.OK;
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onSendComplete(long request, int status, long userData) {
+    private static void onSendComplete(long request, byte status, long userData) {
         try {
             if (TARGETS.get(userData) instanceof UcxCallback callback) {
                 callback.onComplete(request, status, 0, 0);
@@ -101,7 +100,7 @@ final class Upcalls {
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onReceiveComplete(long request, int status, long info, long userData) {
+    private static void onReceiveComplete(long request, byte status, long info, long userData) {
         try {
             if (TARGETS.get(userData) instanceof UcxCallback callback) {
                 MemorySegment i = MemorySegment.ofAddress(info).reinterpret(UcpStructs.UcpTagRecvInfo.LAYOUT.byteSize());

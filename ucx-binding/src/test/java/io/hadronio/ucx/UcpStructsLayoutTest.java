@@ -111,6 +111,8 @@ class UcpStructsLayoutTest {
         constant("UCS_THREAD_MODE_SERIALIZED", ThreadMode.SERIALIZED.value);
         constant("UCS_THREAD_MODE_MULTI", ThreadMode.MULTI.value);
 
+        // ucs_status_t is a packed enum: downcalls must return it as a byte
+        constant("sizeof(ucs_status_t)", UcsStatus.LAYOUT.byteSize());
         constant("UCS_OK", UcsStatus.OK);
         constant("UCS_INPROGRESS", UcsStatus.INPROGRESS);
         constant("UCS_ERR_INVALID_PARAM", UcsStatus.ERR_INVALID_PARAM);
