@@ -64,7 +64,8 @@ final class ChildJvm implements AutoCloseable {
     /** Everything the child printed so far. */
     String output() {
         try {
-            return Files.readString(log, StandardCharsets.UTF_8);
+            // not readString: UCX may log raw bytes (e.g. the name field of a corrupted address)
+            return new String(Files.readAllBytes(log), StandardCharsets.UTF_8);
         } catch (IOException e) {
             return "(output unavailable: " + e + ")";
         }
