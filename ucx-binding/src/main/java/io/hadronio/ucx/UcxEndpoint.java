@@ -185,6 +185,10 @@ public final class UcxEndpoint implements AutoCloseable {
     /**
      * Starts closing ({@code ucp_ep_close_nbx}): flushing (outstanding sends complete
      * first) or forced. Returns a request of the worker, or {@link UcxWorker#COMPLETED}.
+     *
+     * @throws UcxException when UCX refuses, and the endpoint stays open: UCX 1.13 refuses
+     *         a forced close ({@code UCS_ERR_INVALID_PARAM}) unless the endpoint was created
+     *         with {@link ErrorMode#PEER}
      */
     public long closeNonBlocking(boolean force) throws UcxException {
         if (closed) {
@@ -193,14 +197,22 @@ public final class UcxEndpoint implements AutoCloseable {
         if (!worker.isOpen()) {
             throw new IllegalStateException("worker closed");
         }
+        long param = force ? UcxWorker.FORCE_CLOSE_PARAM.address() : UcxWorker.DEFAULT_PARAM.address();
+        long request = Ucp.ucp_ep_close_nbx(handle, param);
+        if (UcsStatus.isErrorPointer(request)) {
+            throw new UcxException("ucp_ep_close_nbx" + (force ? " (forced)" : ""), (int) request);
+        }
         closed = true;
         worker.forget(this);
         Upcalls.unregister(upcallId);
-        long param = force ? UcxWorker.FORCE_CLOSE_PARAM.address() : UcxWorker.DEFAULT_PARAM.address();
-        return worker.track(Ucp.ucp_ep_close_nbx(handle, param), "ucp_ep_close_nbx");
+        return worker.track(request, "ucp_ep_close_nbx");
     }
 
-    /** Forced close for the worker's own close: returns the raw request, untracked. */
+    /**
+     * Forced close for the worker's own close: returns the raw request, untracked. UCX
+     * 1.13 refuses it for endpoints not in {@link ErrorMode#PEER}; those are destroyed
+     * by {@code ucp_worker_destroy}.
+     */
     long startForcedClose() {
         closed = true;
         Upcalls.unregister(upcallId);

@@ -79,6 +79,31 @@ class UcxErrorHandlingTest {
         assertEquals(0, a.outstandingRequests());
     }
 
+    @Test
+    void shouldRefuseAForcedCloseOfAnEndpointWithoutPeerErrorHandlingAndKeepItOpen() throws UcxException {
+        // UCX 1.13 allows UCP_EP_CLOSE_FLAG_FORCE only with UCP_ERR_HANDLING_MODE_PEER
+        assertFailsWith(UcsStatus.ERR_INVALID_PARAM, () -> aToB.closeNonBlocking(true));
+        assertTrue(aToB.isOpen());
+        MemorySegment target = arena.allocate(16);
+        long receive = b.tagReceive(target, 3, -1L);
+        assertEquals(UcsStatus.OK, Progress.complete(a, aToB.tagSend(arena.allocate(16), 3), b));
+        assertEquals(16, Progress.receive(b, receive, a));
+        assertEquals(UcsStatus.OK, Progress.complete(a, aToB.closeNonBlocking(false), b));
+        assertFalse(aToB.isOpen());
+        assertEquals(0, a.outstandingRequests());
+    }
+
+    @Test
+    void shouldForceCloseAnEndpointWithPeerErrorHandling() throws UcxException {
+        UcxEndpoint endpoint = a.connect(b.address(), ErrorMode.PEER);
+        long close = endpoint.closeNonBlocking(true);
+        assertFalse(endpoint.isOpen());
+        Progress.status(a, close, b);
+        a.release(close);
+        assertFailsWith(UcsStatus.ERR_NOT_CONNECTED, () -> endpoint.tagSend(arena.allocate(8), 1));
+        assertEquals(0, a.outstandingRequests());
+    }
+
     // ---- corrupted worker addresses ----------------------------------------------------
 
     @Test
