@@ -1,0 +1,204 @@
+package io.hadronio.app.blocking;
+
+import io.hadronio.app.SocketAddressConverter;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code hadronio blocking benchmark latency|throughput}: blocking NIO between two
+ * processes. The client sends its settings to the server first, so only the client
+ * needs {@code -l}/{@code -m}/{@code -t}. Measured code allocates nothing per message.
+ */
+@Command(name = "benchmark", mixinStandardHelpOptions = true,
+        description = "Blocking NIO benchmarks between two processes (start one with -s, the other with -r).",
+        subcommands = {BlockingBenchmark.Latency.class, BlockingBenchmark.Throughput.class})
+final class BlockingBenchmark implements Runnable {
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: latency or throughput");
+    }
+
+    static final class Role {
+        @Option(names = {"-s", "--server"}, required = true, description = "Run the server.")
+        boolean server;
+
+        @Option(names = {"-r", "--remote"}, required = true, paramLabel = "HOST:PORT",
+                converter = SocketAddressConverter.class, description = "Run the client against HOST:PORT.")
+        InetSocketAddress remote;
+    }
+
+    abstract static class Base implements Callable<Integer> {
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Role role;
+
+        @Option(names = {"-a", "--address"}, paramLabel = "HOST:PORT", converter = SocketAddressConverter.class,
+                defaultValue = "0.0.0.0:2998", description = "Server: where to listen (default: ${DEFAULT-VALUE}).")
+        InetSocketAddress address;
+
+        @Option(names = {"-l", "--length"}, defaultValue = "8", description = "Message length in bytes (default: ${DEFAULT-VALUE}).")
+        int length;
+
+        @Option(names = {"-m", "--messages"}, defaultValue = "100000", description = "Measured messages (default: ${DEFAULT-VALUE}).")
+        int messages;
+
+        @Option(names = {"-t", "--threshold"}, defaultValue = "-1",
+                description = "Warm-up messages before measuring (default: a tenth of --messages, at least 1000).")
+        int threshold;
+
+        abstract String kind();
+
+        abstract void serve(SocketChannel channel, int length, long total) throws Exception;
+
+        abstract void measure(SocketChannel channel, int length, int warmup, int messages) throws Exception;
+
+        @Override
+        public Integer call() throws Exception {
+        io.hadronio.app.ProviderSelection.apply();
+            if (role.server) {
+                try (SocketChannel channel = Endpoints.acceptOne(address)) {
+                    ByteBuffer settings = ByteBuffer.allocate(12);
+                    Endpoints.readFully(channel, settings);
+                    serve(channel, settings.getInt(0), settings.getLong(4));
+                }
+                return 0;
+            }
+            if (length < 1 || messages < 1) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--length and --messages must be > 0");
+            }
+            int warmup = threshold >= 0 ? threshold : Math.max(1000, messages / 10);
+            try (SocketChannel channel = Endpoints.connect(role.remote)) {
+                ByteBuffer settings = ByteBuffer.allocate(12).putInt(length).putLong((long) warmup + messages).flip();
+                Endpoints.writeFully(channel, settings);
+                measure(channel, length, warmup, messages);
+            }
+            return 0;
+        }
+
+        String provider() {
+            return Boolean.parseBoolean(System.getenv("DISABLE_HADRONIO")) ? "jdk" : "hadronio";
+        }
+    }
+
+    @Command(name = "latency", mixinStandardHelpOptions = true,
+            description = "Ping-pong: the client writes a message, the server echoes it; round-trip times.")
+    static final class Latency extends Base {
+        @Override
+        String kind() {
+            return "latency";
+        }
+
+        @Override
+        void serve(SocketChannel channel, int length, long total) throws Exception {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+            for (long i = 0; i < total; i++) {
+                buffer.clear();
+                Endpoints.readFully(channel, buffer);
+                buffer.flip();
+                Endpoints.writeFully(channel, buffer);
+            }
+        }
+
+        @Override
+        void measure(SocketChannel channel, int length, int warmup, int messages) throws Exception {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+            long[] rtt = new long[messages];
+            for (int i = 0; i < warmup + messages; i++) {
+                long start = System.nanoTime();
+                buffer.clear();
+                Endpoints.writeFully(channel, buffer);
+                buffer.clear();
+                Endpoints.readFully(channel, buffer);
+                if (i >= warmup) {
+                    rtt[i - warmup] = System.nanoTime() - start;
+                }
+            }
+            long sum = 0;
+            for (long r : rtt) {
+                sum += r;
+            }
+            Arrays.sort(rtt);
+            double avgUs = sum / 1000.0 / messages;
+            double p50 = pct(rtt, 0.50);
+            double p90 = pct(rtt, 0.90);
+            double p99 = pct(rtt, 0.99);
+            double p999 = pct(rtt, 0.999);
+            double opsPerSec = messages / (sum / 1e9);
+            String transport = Endpoints.transport(channel);
+            System.out.printf(Locale.ROOT, "round trip %d B over %s (%s): avg %.2f us, p50 %.2f, p90 %.2f, p99 %.2f, "
+                    + "p99.9 %.2f us, %.0f round trips/s%n", length, transport, provider(), avgUs, p50, p90, p99, p999,
+                    opsPerSec);
+            System.out.printf(Locale.ROOT, "RESULT kind=blocking-latency provider=%s length=%d messages=%d avg_us=%.3f "
+                    + "p50_us=%.3f p90_us=%.3f p99_us=%.3f p999_us=%.3f ops_per_s=%.0f transports=%s%n", provider(),
+                    length, messages, avgUs, p50, p90, p99, p999, opsPerSec, transport);
+        }
+
+        private static double pct(long[] sorted, double p) {
+            int i = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
+            return sorted[Math.max(0, i)] / 1000.0;
+        }
+    }
+
+    @Command(name = "throughput", mixinStandardHelpOptions = true,
+            description = "Streaming: the client writes messages, the server reads them and acknowledges the end.")
+    static final class Throughput extends Base {
+        @Override
+        String kind() {
+            return "throughput";
+        }
+
+        @Override
+        void serve(SocketChannel channel, int length, long total) throws Exception {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(Math.max(length, 64 * 1024));
+            long remaining = total * length;
+            while (remaining > 0) {
+                buffer.clear();
+                if (remaining < buffer.capacity()) {
+                    buffer.limit((int) remaining);
+                }
+                int n = channel.read(buffer);
+                if (n < 0) {
+                    throw new java.io.EOFException("client closed early");
+                }
+                remaining -= n;
+            }
+            Endpoints.writeFully(channel, ByteBuffer.allocate(1));
+        }
+
+        @Override
+        void measure(SocketChannel channel, int length, int warmup, int messages) throws Exception {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+            for (int i = 0; i < warmup; i++) {
+                buffer.clear();
+                Endpoints.writeFully(channel, buffer);
+            }
+            long start = System.nanoTime();
+            for (int i = 0; i < messages; i++) {
+                buffer.clear();
+                Endpoints.writeFully(channel, buffer);
+            }
+            Endpoints.readFully(channel, ByteBuffer.allocate(1));
+            double seconds = (System.nanoTime() - start) / 1e9;
+            double mbPerSec = (double) messages * length / seconds / 1e6;
+            double opsPerSec = messages / seconds;
+            String transport = Endpoints.transport(channel);
+            System.out.printf(Locale.ROOT, "streaming %d B writes over %s (%s): %.1f MB/s, %.0f writes/s%n", length,
+                    transport, provider(), mbPerSec, opsPerSec);
+            System.out.printf(Locale.ROOT, "RESULT kind=blocking-throughput provider=%s length=%d messages=%d "
+                    + "mb_per_s=%.1f ops_per_s=%.0f transports=%s%n", provider(), length, messages, mbPerSec, opsPerSec,
+                    transport);
+        }
+    }
+}

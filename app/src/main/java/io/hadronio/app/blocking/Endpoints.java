@@ -1,0 +1,71 @@
+package io.hadronio.app.blocking;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+
+/** Connection set-up and full reads/writes shared by the blocking commands. */
+final class Endpoints {
+    private Endpoints() {
+    }
+
+    /** Server side: listen on {@code address}, print where, accept one connection. */
+    static SocketChannel acceptOne(InetSocketAddress address) throws IOException {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(address);
+            System.out.println("listening on " + server.getLocalAddress() + " (provider "
+                    + SelectorProvider.provider().getClass().getName() + ")");
+            System.out.flush();
+            SocketChannel channel = server.accept();
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            return channel;
+        }
+    }
+
+    /** Client side: connect, retrying for a few seconds while the server starts. */
+    static SocketChannel connect(InetSocketAddress remote) throws IOException, InterruptedException {
+        IOException last = null;
+        for (int attempt = 0; attempt < 100; attempt++) {
+            SocketChannel channel = SocketChannel.open();
+            try {
+                channel.connect(remote);
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                return channel;
+            } catch (java.net.ConnectException e) {
+                channel.close();
+                last = e;
+                Thread.sleep(100);
+            }
+        }
+        throw last;
+    }
+
+    static void readFully(SocketChannel channel, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            if (channel.read(buffer) < 0) {
+                throw new EOFException("peer closed the connection");
+            }
+        }
+    }
+
+    static void writeFully(SocketChannel channel, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            channel.write(buffer);
+        }
+    }
+
+    /** "sysv,cma" for a hadroNIO channel, "kernel-tcp" for the JDK's. */
+    static String transport(SocketChannel channel) {
+        try {
+            Object t = channel.getClass().getMethod("transports").invoke(channel);
+            return String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
+        } catch (ReflectiveOperationException e) {
+            return "kernel-tcp";
+        }
+    }
+}
