@@ -232,6 +232,21 @@ class UcxErrorHandlingTest {
         assertEquals(0, a.outstandingRequests());
     }
 
+    @Test
+    void shouldThrowWhenUsingFeaturesTheContextDidNotAskFor() throws UcxException {
+        // the context of this test asked for TAG only: no WAKEUP, no AM
+        assertFailsWith(UcsStatus.ERR_INVALID_PARAM, a::eventFd);
+        assertFailsWith(UcsStatus.ERR_INVALID_PARAM, a::arm);
+        assertFailsWith(UcsStatus.ERR_INVALID_PARAM, () -> a.waitForEvents(0));
+        assertFailsWith(UcsStatus.ERR_INVALID_PARAM, () -> b.setAmHandler(1, (h, d, attr) -> UcsStatus.OK));
+        assertFailsWith(UcsStatus.ERR_INVALID_PARAM, () -> aToB.amSend(1, arena.allocate(8), arena.allocate(8)));
+        assertEquals(0, a.outstandingRequests());
+        // nothing broke
+        long receive = b.tagReceive(arena.allocate(8), 4, -1L);
+        Progress.complete(a, aToB.tagSend(arena.allocate(8), 4), b);
+        assertEquals(8, Progress.receive(b, receive, a));
+    }
+
     // ---- closing with outstanding requests ----------------------------------------------
 
     @Test
