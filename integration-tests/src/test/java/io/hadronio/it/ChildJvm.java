@@ -1,0 +1,181 @@
+package io.hadronio.it;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A second JVM running {@link Peer} (or another main class of the test class path) with
+ * the same java binary and class path as the test JVM. Its stdout and stderr are merged
+ * and read line by line: tests wait for the lines a peer prints ({@code PORT 1234},
+ * {@code CLOSED}, ...) and send it commands on its stdin. {@link #close()} kills it
+ * (SIGKILL) if it still runs, so no test leaves a process behind.
+ */
+final class ChildJvm implements AutoCloseable {
+    static final String PROVIDER_PROPERTY = "java.nio.channels.spi.SelectorProvider";
+    static final String PROVIDER = "io.hadronio.HadronioProvider";
+    // how long a peer may take to print an expected line (a hang guard, not a measurement)
+    static final Duration LINE_TIMEOUT = Duration.ofSeconds(30);
+    // every child JVM we started and did not close yet, killed at shutdown as a last resort
+    private static final List<Process> LIVE = new ArrayList<>();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            synchronized (LIVE) {
+                LIVE.forEach(Process::destroyForcibly);
+            }
+        }));
+    }
+
+    private final Process process;
+    private final String description;
+    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final StringBuffer output = new StringBuffer();
+    private final OutputStream stdin;
+
+    private ChildJvm(Process process, String description) {
+        this.process = process;
+        this.description = description;
+        this.stdin = process.getOutputStream();
+        Thread pump = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    output.append(line).append('\n');
+                    lines.add(line);
+                }
+            } catch (IOException e) {
+                output.append("(output closed: ").append(e).append(")\n");
+            }
+        }, "child-output-" + process.pid());
+        pump.setDaemon(true);
+        pump.start();
+    }
+
+    /** A child with hadroNIO enabled, plus these JVM options (e.g. {@code -Dhadronio.ucx.TLS=tcp}). */
+    static ChildJvm withProvider(List<String> jvmOptions, String... args) throws IOException {
+        List<String> options = new ArrayList<>();
+        options.add("-D" + PROVIDER_PROPERTY + "=" + PROVIDER);
+        options.addAll(jvmOptions);
+        return start(Peer.class, options, args);
+    }
+
+    static ChildJvm withProvider(String... args) throws IOException {
+        return withProvider(List.of(), args);
+    }
+
+    /** A child on the JDK's own provider (the property is not set at all). */
+    static ChildJvm withoutProvider(String... args) throws IOException {
+        return start(Peer.class, List.of(), args);
+    }
+
+    static ChildJvm start(Class<?> main, List<String> jvmOptions, String... args) throws IOException {
+        String java = ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> command = new ArrayList<>();
+        command.add(java);
+        command.add("--enable-native-access=ALL-UNNAMED");
+        command.add("-ea");
+        command.add("-Xmx256m");
+        // two cores shared by two JVMs: keep the children's JIT and GC threads cheap
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("-XX:+UseSerialGC");
+        command.addAll(jvmOptions);
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(main.getName());
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        synchronized (LIVE) {
+            LIVE.add(process);
+        }
+        return new ChildJvm(process, main.getSimpleName() + " " + String.join(" ", args) + " " + jvmOptions);
+    }
+
+    Process process() {
+        return process;
+    }
+
+    /**
+     * Waits for the next line starting with {@code prefix} (other lines, e.g. logging,
+     * are skipped) and returns what follows the prefix, trimmed.
+     */
+    String expect(String prefix) throws InterruptedException {
+        long deadline = System.nanoTime() + LINE_TIMEOUT.toNanos();
+        while (true) {
+            long left = deadline - System.nanoTime();
+            String line = left > 0 ? lines.poll(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS) : null;
+            if (line != null) {
+                if (line.startsWith(prefix)) {
+                    return line.substring(prefix.length()).trim();
+                }
+                continue;
+            }
+            if (left <= 0 || (!process.isAlive() && lines.isEmpty() && pumpDone())) {
+                throw new AssertionError("no line '" + prefix + "...' from " + report());
+            }
+        }
+    }
+
+    private boolean pumpDone() throws InterruptedException {
+        // the process is gone: give the pump a moment to deliver its last lines
+        Thread.sleep(200);
+        return lines.isEmpty();
+    }
+
+    /** The port a server peer printed ({@code PORT n}). */
+    int port() throws InterruptedException {
+        return Integer.parseInt(expect("PORT "));
+    }
+
+    /** Sends a line to the child's stdin. */
+    void send(String line) throws IOException {
+        stdin.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        stdin.flush();
+    }
+
+    /** Waits for the child to exit (a hang guard) and returns its exit code. */
+    int awaitExit() throws InterruptedException {
+        if (!process.waitFor(LINE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new AssertionError("child still running: " + report());
+        }
+        return process.exitValue();
+    }
+
+    /** SIGKILL, and wait until it is gone. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    String output() {
+        return output.toString();
+    }
+
+    String report() {
+        return "child JVM (" + description + ")" + (process.isAlive() ? " running" : " exited with "
+                + process.exitValue()) + ", output:\n" + output;
+    }
+
+    @Override
+    public void close() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (LIVE) {
+            LIVE.remove(process);
+        }
+    }
+}

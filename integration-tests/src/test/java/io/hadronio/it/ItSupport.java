@@ -1,0 +1,113 @@
+package io.hadronio.it;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hadronio.HadronioProvider;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Arrays;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.BeforeAll;
+
+/** What the tests share: the check that this JVM runs on hadroNIO, connecting to a peer, threads. */
+abstract class ItSupport {
+    static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    // dedicated daemon threads: blocking channel calls must not starve a small common pool
+    static final ExecutorService THREADS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "it-worker");
+        t.setDaemon(true);
+        return t;
+    });
+
+    @BeforeAll
+    static void runsOnHadronio() {
+        HadronioProvider provider = assertInstanceOf(HadronioProvider.class, SelectorProvider.provider(),
+                "the test JVM must run with -Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider");
+        assertTrue(provider.isAccelerated(), "UCX must be available for the integration tests");
+    }
+
+    static HadronioProvider provider() {
+        return (HadronioProvider) SelectorProvider.provider();
+    }
+
+    static InetSocketAddress loopback(int port) {
+        return new InetSocketAddress(LOOPBACK, port);
+    }
+
+    /** Connects to a {@link Peer} server and sends it a command. */
+    static SocketChannel command(int port, char command, long n) throws IOException {
+        SocketChannel ch = SocketChannel.open(loopback(port));
+        ByteBuffer header = ByteBuffer.allocate(9).put((byte) command).putLong(n).flip();
+        while (header.hasRemaining()) {
+            ch.write(header);
+        }
+        return ch;
+    }
+
+    static <T> Future<T> async(Callable<T> task) {
+        return THREADS.submit(task);
+    }
+
+    /** A task on its own thread, so that tests can see where it blocks and interrupt it. */
+    record Task<T>(Thread thread, java.util.concurrent.CompletableFuture<T> result) {
+        /** The task's outcome, or what it threw (unwrapped), within the hang guard. */
+        Throwable failure() throws InterruptedException {
+            try {
+                result.get(ChildJvm.LINE_TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+                return null;
+            } catch (java.util.concurrent.ExecutionException e) {
+                return e.getCause();
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("task " + thread.getName() + " still running: "
+                        + Arrays.toString(thread.getStackTrace()));
+            }
+        }
+    }
+
+    static <T> Task<T> start(String name, Callable<T> body) {
+        java.util.concurrent.CompletableFuture<T> result = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                result.complete(body.call());
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return new Task<>(t, result);
+    }
+
+    /**
+     * Waits until {@code thread} is parked or polling inside a frame that matches
+     * {@code frame} (e.g. the provider's wait inside a read), so that what the test does
+     * next happens to a thread that is really blocked, not one about to start.
+     */
+    static void awaitBlockedIn(Thread thread, Predicate<StackTraceElement> frame) throws InterruptedException {
+        while (true) {
+            StackTraceElement[] stack = thread.getStackTrace();
+            if (Arrays.stream(stack).anyMatch(frame)) {
+                return;
+            }
+            if (!thread.isAlive()) {
+                throw new AssertionError("thread " + thread.getName() + " ended before blocking");
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /** A frame of hadroNIO waiting for UCX (a blocked read or write). */
+    static boolean hadronioWait(StackTraceElement e) {
+        return e.getClassName().startsWith("io.hadronio.transport.") && e.getMethodName().equals("await");
+    }
+}
