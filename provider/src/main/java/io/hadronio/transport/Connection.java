@@ -59,6 +59,8 @@ public final class Connection implements WorkerGroup.Readiness {
     }
 
     private final WorkerGroup group;
+    // flushes bytes that wait for credits when nobody else calls in
+    private final ControlLoop control;
     private final UcxWorker worker;
     private final ReentrantLock lock;
     // memory of this connection: slices, slots, credit words; freed by release()
@@ -90,6 +92,11 @@ public final class Connection implements WorkerGroup.Readiness {
     private ByteBuffer txView;
     private long[] txRequests;
     private long txSent;          // DATA messages posted
+    private int txPending;        // bytes in slot (txSent % count) waiting for a credit, not yet posted
+    private boolean pendingWatched; // the control loop is flushing this connection
+    // with this many credits or fewer, small writes are coalesced instead of sent one by one:
+    // the receiver is behind, and one message per write would only make it fall further back
+    private int coalesceBelow;
     private long txPeerConsumed;  // from CREDIT messages
     private final MemorySegment creditIn;
     private long creditInRequest = NONE;
@@ -104,8 +111,9 @@ public final class Connection implements WorkerGroup.Readiness {
     // set when the local side stops using the connection
     private volatile boolean released;
 
-    Connection(WorkerGroup group, int sliceSize, int sliceCount) throws UcxException {
+    Connection(WorkerGroup group, ControlLoop control, int sliceSize, int sliceCount) throws UcxException {
         this.group = group;
+        this.control = control;
         this.worker = group.worker();
         this.lock = group.lock;
         this.localId = group.newConnectionId();
@@ -154,6 +162,7 @@ public final class Connection implements WorkerGroup.Readiness {
             this.txArea = arena.allocate((long) peerSliceSize * peerSliceCount, 64);
             this.txView = txArea.asByteBuffer();
             this.txRequests = new long[peerSliceCount];
+            this.coalesceBelow = peerSliceCount / 2;
             java.util.Arrays.fill(txRequests, NONE);
             this.dataTag = tag(peerId, KIND_DATA);
             this.creditTag = tag(peerId, KIND_CREDIT);
@@ -215,9 +224,11 @@ public final class Connection implements WorkerGroup.Readiness {
         final ReentrantLock l = lock;
         l.lock();
         try {
+            flushPending();
             long n = drainLocked(dsts, offset, length);
             if (n == 0) {
                 worker.progress();
+                flushPending();
                 n = drainLocked(dsts, offset, length);
             }
             if (n > 0) {
@@ -350,7 +361,6 @@ public final class Connection implements WorkerGroup.Readiness {
         try {
             checkWritable();
             final int end = offset + length;
-            final ByteBuffer view = txView;
             final int sliceSize = txSliceSize;
             long total = 0;
             int i = offset;
@@ -366,36 +376,105 @@ public final class Connection implements WorkerGroup.Readiness {
                     if (credits() == 0) {
                         worker.progress();
                         pollCredits();
-                        if (credits() == 0) {
-                            break;
-                        }
                     }
                 }
                 int slot = (int) (txSent % txSliceCount);
+                if (txPending > 0) {
+                    if (txPending == sliceSize ? credits() > 0 : credits() > coalesceBelow) {
+                        postPending();
+                        continue;
+                    }
+                    // the peer is behind: keep filling the waiting message (coalescing only under back-pressure)
+                    int filled = gather(srcs, i, end, slot * sliceSize + txPending, sliceSize - txPending);
+                    if (filled == 0) {
+                        break;
+                    }
+                    txPending += filled;
+                    total += filled;
+                    continue;
+                }
                 if (!slotFree(slot)) {
                     break;
                 }
-                // gather up to one slice from the buffers
-                int base = slot * sliceSize;
-                int filled = 0;
-                for (int j = i; j < end && filled < sliceSize; j++) {
-                    ByteBuffer src = srcs[j];
-                    int n = Math.min(src.remaining(), sliceSize - filled);
-                    if (n > 0) {
-                        int pos = src.position();
-                        view.put(base + filled, src, pos, n);
-                        src.position(pos + n);
-                        filled += n;
+                int filled = gather(srcs, i, end, slot * sliceSize, sliceSize);
+                total += filled;
+                if (credits() > coalesceBelow || (filled == sliceSize && credits() > 0)) {
+                    long request = endpoint.tagSend(txArea.address() + (long) slot * sliceSize, filled, dataTag);
+                    txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
+                    txSent++;
+                } else {
+                    // the peer has no free slice: the bytes wait here and go out with the next credit
+                    txPending = filled;
+                    if (!pendingWatched) {
+                        pendingWatched = true;
+                        control.flushWhenCredited(this);
                     }
                 }
-                long request = endpoint.tagSend(txArea.address() + base, filled, dataTag);
-                txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
-                txSent++;
-                total += filled;
             }
             return total;
         } finally {
             l.unlock();
+        }
+    }
+
+    /** Copies up to {@code room} bytes from the buffers into the send area at {@code at}. */
+    private int gather(ByteBuffer[] srcs, int from, int end, int at, int room) {
+        final ByteBuffer view = txView;
+        int filled = 0;
+        for (int j = from; j < end && filled < room; j++) {
+            ByteBuffer src = srcs[j];
+            int n = Math.min(src.remaining(), room - filled);
+            if (n > 0) {
+                int pos = src.position();
+                view.put(at + filled, src, pos, n);
+                src.position(pos + n);
+                filled += n;
+            }
+        }
+        return filled;
+    }
+
+    /** Posts the message that waited for a credit. Needs a credit and the lock. */
+    private void postPending() throws UcxException {
+        assert lock.isHeldByCurrentThread() && txPending > 0 && credits() > 0;
+        int slot = (int) (txSent % txSliceCount);
+        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, txPending, dataTag);
+        txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
+        txSent++;
+        txPending = 0;
+    }
+
+    /** Sends a waiting message if a credit has come in. Needs the lock. */
+    private void flushPending() throws UcxException {
+        if (txPending > 0) {
+            pollCredits();
+            if (credits() > 0) {
+                postPending();
+            }
+        }
+    }
+
+    /**
+     * For the control loop: progress, and send the waiting message once a credit came,
+     * so that bytes a blocking write accepted leave even if the application writes
+     * nothing more. Returns true while bytes still wait.
+     */
+    boolean flushFromControl() {
+        lock.lock();
+        try {
+            if (released && txPending == 0 || !worker.isOpen()) {
+                pendingWatched = false;
+                return false;
+            }
+            worker.progress();
+            flushPending();
+            pendingWatched = txPending > 0;
+            return pendingWatched;
+        } catch (UcxException | RuntimeException e) {
+            pendingWatched = false;
+            return false;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -476,6 +555,10 @@ public final class Connection implements WorkerGroup.Readiness {
             if (txRequests == null) {
                 return true;
             }
+            flushPending();
+            if (txPending > 0) {
+                return false;
+            }
             for (int slot = 0; slot < txRequests.length; slot++) {
                 if (txRequests[slot] != NONE) {
                     int status = worker.status(txRequests[slot]);
@@ -510,6 +593,7 @@ public final class Connection implements WorkerGroup.Readiness {
             return true;
         }
         try {
+            flushPending();
             if (op == OP_READ) {
                 if (rxLength >= 0 || (peerFinCount >= 0 && rxConsumed >= peerFinCount)) {
                     return true;
@@ -521,7 +605,10 @@ public final class Connection implements WorkerGroup.Readiness {
                 return true;
             }
             pollCredits();
-            return credits() > 0 && slotFree((int) (txSent % txSliceCount));
+            if (txPending > 0) {
+                return txPending < txSliceSize || credits() > 0;
+            }
+            return credits() > 0 || slotFree((int) (txSent % txSliceCount));
         } catch (IOException e) {
             return true;
         }

@@ -36,6 +36,8 @@ public final class ControlLoop implements Runnable {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final List<Closing> closing = new ArrayList<>();
     private final List<PendingHandshake> handshakes = new ArrayList<>();
+    // connections whose accepted bytes wait for a credit
+    private final List<Connection> flushing = new ArrayList<>();
     private final Thread thread;
     private volatile boolean running = true;
 
@@ -57,7 +59,7 @@ public final class ControlLoop implements Runnable {
     public void run() {
         while (running) {
             try {
-                long timeout = closing.isEmpty() ? (handshakes.isEmpty() ? 0 : 200) : 1;
+                long timeout = closing.isEmpty() && flushing.isEmpty() ? (handshakes.isEmpty() ? 0 : 200) : 1;
                 if (timeout == 0) {
                     selector.select();
                 } else {
@@ -73,6 +75,7 @@ public final class ControlLoop implements Runnable {
                     it.remove();
                     handle(key);
                 }
+                flushWaitingBytes();
                 finishClosing();
                 expireHandshakes();
             } catch (Throwable t) {
@@ -93,6 +96,23 @@ public final class ControlLoop implements Runnable {
         } else if (attachment instanceof Control control) {
             control.onReadable(key);
         }
+    }
+
+    /**
+     * Keeps sending a connection's bytes that wait for credits (every millisecond) until
+     * none wait: a blocking write returned once it accepted them, and they must leave
+     * even if the application never calls in again.
+     */
+    void flushWhenCredited(Connection connection) {
+        execute(() -> {
+            if (!flushing.contains(connection)) {
+                flushing.add(connection);
+            }
+        });
+    }
+
+    private void flushWaitingBytes() {
+        flushing.removeIf(c -> !c.flushFromControl());
     }
 
     // ---- listeners and server-side handshakes -------------------------------------------------

@@ -67,6 +67,6 @@ public final class UcxRuntime {
     /** A new connection half on the next worker group (round robin), receives posted. */
     public Connection newConnection() throws UcxException {
         WorkerGroup group = groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
-        return new Connection(group, config.sliceSize(), config.sliceCount());
+        return new Connection(group, control, config.sliceSize(), config.sliceCount());
     }
 }
