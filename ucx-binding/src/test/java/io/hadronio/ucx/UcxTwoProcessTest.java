@@ -3,6 +3,7 @@ package io.hadronio.ucx;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedInputStream;
@@ -15,7 +16,9 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -25,6 +28,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Two JVMs on one host: this one and a {@link UcxEchoPeer} started for the test. They
@@ -57,6 +62,89 @@ class UcxTwoProcessTest {
         Run run = echoWithPeer(Map.of("UCX_TLS", "tcp"), builder -> builder.config("TLS", "tcp"));
         assertEquals(Set.of("tcp"), run.localTransports(), run.info());
         assertEquals(Set.of("tcp"), run.peerTransports(), run.info());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"shared-memory", "tcp"})
+    void shouldReportAPeerThatDiedToTheErrorHandler(String transport) throws Exception {
+        // peer failure needs ErrorMode.PEER; on shared memory UCX 1.13 offers it only with
+        // MM_ERROR_HANDLING, and notices a dead peer by keepalive (every 20 s by default)
+        Map<String, String> settings = transport.equals("tcp")
+                ? Map.of("TLS", "tcp", "KEEPALIVE_INTERVAL", "100ms")
+                : Map.of("MM_ERROR_HANDLING", "y", "KEEPALIVE_INTERVAL", "100ms");
+        Map<String, String> peerEnvironment = new HashMap<>();
+        UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG).name("peer-failure-test");
+        settings.forEach((key, value) -> {
+            peerEnvironment.put("UCX_" + key, value);
+            builder.config(key, value);
+        });
+        try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                ChildJvm peer = ChildJvm.start(UcxEchoPeer.class, peerEnvironment,
+                        String.valueOf(server.getLocalPort()));
+                UcxContext context = builder.open();
+                Arena arena = Arena.ofShared()) {
+            server.setSoTimeout(30_000);
+            try (Socket socket = accept(server, peer)) {
+                socket.setSoTimeout(30_000);
+                DataOutputStream out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+                DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+                UcxWorker worker = context.newWorker(ThreadMode.SINGLE, "peer-failure-test");
+                Progress.writeAddress(out, worker.address());
+                List<Integer> failures = new ArrayList<>();
+                UcxEndpoint endpoint = worker.connect(Progress.readAddress(in), ErrorMode.PEER,
+                        (failed, status) -> failures.add(status));
+                in.readUTF(); // the peer's transports
+                assertEquals(UcxEchoPeer.READY, in.readUTF(), peer::report);
+                Set<String> transports = endpoint.transports();
+                if (transport.equals("tcp")) {
+                    assertEquals(Set.of("tcp"), transports, endpoint::info);
+                } else {
+                    assertFalse(transports.contains("tcp"), endpoint::info);
+                    assertTrue(transports.stream().anyMatch(SHARED_MEMORY::contains), endpoint::info);
+                }
+
+                MemorySegment message = arena.allocate(8);
+                long receive = worker.tagReceive(message, UcxEchoPeer.TAG_REPLY, -1L);
+                assertEquals(UcsStatus.OK, Progress.complete(worker, endpoint.tagSend(message, UcxEchoPeer.TAG_REQUEST)));
+                assertEquals(8, Progress.receive(worker, receive), "the echo before the peer dies");
+
+                peer.process().destroyForcibly();
+                assertTrue(peer.process().waitFor(30, TimeUnit.SECONDS), "the peer JVM did not die");
+
+                // keep sending until UCX notices; each send completes (maybe with an error) or stays pending
+                List<Long> pending = new ArrayList<>();
+                Progress.until(() -> {
+                    if (!failures.isEmpty()) {
+                        return true;
+                    }
+                    try {
+                        long send = endpoint.tagSend(message, UcxEchoPeer.TAG_REQUEST);
+                        if (send != UcxWorker.COMPLETED) {
+                            pending.add(send);
+                        }
+                    } catch (UcxException e) {
+                        // the endpoint failed between the check above and this send
+                    }
+                    for (int i = 0; i < 1000; i++) {
+                        worker.progress();
+                    }
+                    return !failures.isEmpty();
+                }, () -> "the error handler never ran for the dead peer", worker);
+
+                int status = failures.get(0);
+                assertTrue(UcsStatus.isError(status), "status " + status);
+                assertEquals(status, endpoint.errorStatus());
+                UcxException e = assertThrows(UcxException.class, () -> endpoint.tagSend(message, 1));
+                assertEquals(status, e.status());
+                for (long send : pending) {
+                    assertTrue(Progress.status(worker, send) <= UcsStatus.OK, "a send to the dead peer");
+                    worker.release(send);
+                }
+                endpoint.close(); // forced, since the endpoint failed
+                assertFalse(endpoint.isOpen());
+                assertEquals(0, worker.outstandingRequests());
+            }
+        }
     }
 
     private static Run echoWithPeer(Map<String, String> peerEnvironment, Consumer<UcxContext.Builder> configure)
