@@ -14,6 +14,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -27,7 +29,8 @@ import java.util.List;
  * <p>Set-up: the client connects to the server over TCP ({@link ControlChannel}),
  * sends its settings and its worker address, gets the server's worker address back,
  * and both create an endpoint in error mode NONE (so UCX may use shared memory).
- * Warm-up messages run first and are not measured; a TCP barrier separates set-up,
+ * Warm-up messages run first, in several sub-runs, and are not measured; then both
+ * sides wait for their JIT compiler to go quiet. TCP barriers separate set-up, warm-up,
  * measurement and tear-down.
  *
  * <p>The measured loops allocate nothing: buffers are native memory allocated once,
@@ -43,8 +46,15 @@ public final class UcxBenchmark implements AutoCloseable {
     static final long TAG_DATA = 0x4844_4E49_0000_0003L;
     static final long TAG_ACK = 0x4844_4E49_0000_0004L;
     private static final long FULL_MASK = -1L;
-    // polls without a completion before the loop checks whether the peer is still there
+    // a spinning loop also looks at request status after every 16th idle progress call
+    private static final int IDLE_CHECK_MASK = 15;
+    // idle polls before the loop checks whether the peer is still there
     private static final int STALL_SPINS = 1 << 20;
+    // after the warm-up: wait for the JIT to be quiet for two polls this far apart, at most SETTLE_MAX
+    private static final long SETTLE_POLL_MILLIS = 30;
+    private static final long SETTLE_MAX_NANOS = 3_000_000_000L;
+    // the warm-up is run as this many sub-runs
+    private static final int WARMUP_CHUNKS = 10;
     // size of the acknowledgement that ends a throughput run
     private static final int ACK_LENGTH = 8;
 
@@ -121,9 +131,10 @@ public final class UcxBenchmark implements AutoCloseable {
         control.barrier();
         List<BenchmarkReport.Run> runs = new ArrayList<>();
         if (settings.kind() == BenchmarkSettings.Kind.LATENCY) {
-            if (settings.warmup() > 0) {
-                ping(settings.warmup());
+            for (int chunk : warmupChunks(settings.warmup())) {
+                ping(chunk);
             }
+            settle();
             for (int r = 0; r < settings.runs(); r++) {
                 long start = System.nanoTime();
                 ping(settings.messages());
@@ -131,9 +142,10 @@ public final class UcxBenchmark implements AutoCloseable {
                 log.println("run " + (r + 1) + ": " + runs.getLast().describe());
             }
         } else {
-            if (settings.warmup() > 0) {
-                stream(settings.warmup());
+            for (int chunk : warmupChunks(settings.warmup())) {
+                stream(chunk);
             }
+            settle();
             for (int r = 0; r < settings.runs(); r++) {
                 long nanos = stream(settings.messages());
                 runs.add(ThroughputRun.of(settings.messages(), length, nanos));
@@ -228,11 +240,14 @@ public final class UcxBenchmark implements AutoCloseable {
     private void runServerSide() throws IOException {
         control.barrier();
         if (settings.kind() == BenchmarkSettings.Kind.LATENCY) {
-            pong(settings.warmup() + (long) settings.messages() * settings.runs());
+            pong(settings.warmup());
+            settle();
+            pong((long) settings.messages() * settings.runs());
         } else {
-            if (settings.warmup() > 0) {
-                sink(settings.warmup());
+            for (int chunk : warmupChunks(settings.warmup())) {
+                sink(chunk);
             }
+            settle();
             for (int r = 0; r < settings.runs(); r++) {
                 sink(settings.messages());
             }
@@ -240,6 +255,52 @@ public final class UcxBenchmark implements AutoCloseable {
     }
 
     // ---- common ------------------------------------------------------------------------------
+
+    /**
+     * Between warm-up and measurement: both sides wait until their JIT compiler has gone
+     * quiet. A JVM pinned to one core compiles on the core its benchmark thread busy-polls,
+     * so compilations queued by the warm-up would otherwise eat into the first measured run.
+     */
+    private void settle() throws IOException {
+        control.barrier();
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long deadline = System.nanoTime() + SETTLE_MAX_NANOS;
+        try {
+            if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+                Thread.sleep(200);
+            } else {
+                long last = jit.getTotalCompilationTime();
+                int quiet = 0;
+                while (quiet < 2 && System.nanoTime() < deadline) {
+                    Thread.sleep(SETTLE_POLL_MILLIS);
+                    long now = jit.getTotalCompilationTime();
+                    quiet = now == last ? quiet + 1 : 0;
+                    last = now;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for the JIT to settle", e);
+        }
+        control.barrier();
+    }
+
+    /**
+     * The warm-up as {@link #WARMUP_CHUNKS} sub-runs (fewer when it is short), so that the
+     * loop methods are entered several times before the measurement, as they are in it.
+     * Client and server split it alike.
+     */
+    static int[] warmupChunks(int warmup) {
+        int chunks = Math.max(1, Math.min(WARMUP_CHUNKS, warmup / 1000));
+        if (warmup == 0) {
+            return new int[0];
+        }
+        int[] sizes = new int[chunks];
+        for (int i = 0; i < chunks; i++) {
+            sizes[i] = warmup / chunks + (i < warmup % chunks ? 1 : 0);
+        }
+        return sizes;
+    }
 
     private void printTransport(PrintStream log) {
         log.println("transport: " + String.join(",", endpoint.transports()) + " (lanes: "
@@ -264,17 +325,36 @@ public final class UcxBenchmark implements AutoCloseable {
     }
 
     // ---- the measured loops: no allocation below this line --------------------------------
+    //
+    // Each loop only counts; the work for one message is a method of its own, called once per
+    // message, so that the JIT compiles it as a method after a few thousand messages. A loop
+    // method that is called once per run is only ever compiled on-stack (OSR), and then the first
+    // measured run after the warm-up came out up to 2x slower than the runs after it.
 
     /** Client half of the ping-pong: {@code count} round trips, completion times in {@link #stamps}. */
     private void ping(int count) throws IOException {
-        final UcxWorker w = worker;
-        final UcxEndpoint ep = endpoint;
         final long[] t = stamps;
         for (int i = 0; i < count; i++) {
-            long receive = w.tagReceive(receiveAddress, length, TAG_PONG, FULL_MASK);
-            long send = ep.tagSend(sendAddress, length, TAG_PING);
-            int spins = 0;
-            while (true) {
+            pingOnce();
+            t[i] = System.nanoTime();
+        }
+    }
+
+    /**
+     * One round trip. Request
+     * status is looked at after a progress call that handled something (and every
+     * {@link #IDLE_CHECK_MASK}+1 idle ones), so the spin is mostly {@code ucp_worker_progress}.
+     */
+    private void pingOnce() throws IOException {
+        final UcxWorker w = worker;
+        // send first: the answer cannot arrive before a one-way trip, so posting its receive after
+        // the send keeps that call off the round trip (an early answer waits as unexpected, and
+        // the receive then completes at once)
+        long send = endpoint.tagSend(sendAddress, length, TAG_PING);
+        long receive = w.tagReceive(receiveAddress, length, TAG_PONG, FULL_MASK);
+        int spins = 0;
+        while (true) {
+            if (w.progress() != 0 || (++spins & IDLE_CHECK_MASK) == 0) {
                 if (send != UcxWorker.COMPLETED) {
                     int status = w.status(send);
                     if (status != UcsStatus.INPROGRESS) {
@@ -288,32 +368,38 @@ public final class UcxBenchmark implements AutoCloseable {
                     check(status, "ucp_tag_recv_nbx");
                     if (send == UcxWorker.COMPLETED) {
                         w.release(receive);
-                        break;
+                        return;
                     }
                 }
-                w.progress();
-                if (++spins == STALL_SPINS) {
-                    spins = 0;
-                    checkPeer();
-                }
             }
-            t[i] = System.nanoTime();
+            if (spins >= STALL_SPINS) {
+                spins = 0;
+                checkPeer();
+            }
         }
     }
 
-    /** Server half of the ping-pong: answers {@code count} pings, the next receive posted before the answer. */
+    /** Server half of the ping-pong: answers {@code count} pings. */
     private void pong(long count) throws IOException {
-        final UcxWorker w = worker;
-        final UcxEndpoint ep = endpoint;
         if (count == 0) {
             return;
         }
-        long receive = w.tagReceive(receiveAddress, length, TAG_PING, FULL_MASK);
+        long receive = worker.tagReceive(receiveAddress, length, TAG_PING, FULL_MASK);
         for (long i = 0; i < count; i++) {
-            await(receive, true, "ucp_tag_recv_nbx");
-            receive = i + 1 < count ? w.tagReceive(receiveAddress, length, TAG_PING, FULL_MASK) : 0;
-            await(ep.tagSend(sendAddress, length, TAG_PONG), false, "ucp_tag_send_nbx");
+            receive = pongOnce(receive, i + 1 < count);
         }
+    }
+
+    /**
+     * Waits for one ping, answers, then posts the receive for the next ping (if {@code more})
+     * while the answer travels; returns the new receive.
+     */
+    private long pongOnce(long receive, boolean more) throws IOException {
+        await(receive, true, "ucp_tag_recv_nbx");
+        long send = endpoint.tagSend(sendAddress, length, TAG_PONG);
+        long next = more ? worker.tagReceive(receiveAddress, length, TAG_PING, FULL_MASK) : UcxWorker.COMPLETED;
+        await(send, false, "ucp_tag_send_nbx");
+        return next;
     }
 
     /**
@@ -322,22 +408,13 @@ public final class UcxBenchmark implements AutoCloseable {
      * Returns the nanoseconds from the first send to the acknowledgement.
      */
     private long stream(int count) throws IOException {
-        final UcxWorker w = worker;
-        final UcxEndpoint ep = endpoint;
         final long[] slots = ring;
         final int window = slots.length;
-        long ack = w.tagReceive(ackAddress, ACK_LENGTH, TAG_ACK, FULL_MASK);
+        long ack = worker.tagReceive(ackAddress, ACK_LENGTH, TAG_ACK, FULL_MASK);
         long start = System.nanoTime();
         int slot = 0;
         for (int i = 0; i < count; i++) {
-            long oldest = slots[slot];
-            if (oldest != UcxWorker.COMPLETED) {
-                await(oldest, false, "ucp_tag_send_nbx");
-            }
-            slots[slot] = ep.tagSend(sendAddress, length, TAG_DATA);
-            if (++slot == window) {
-                slot = 0;
-            }
+            slot = sendOne(slot);
         }
         for (int j = 0; j < window; j++) {
             long request = slots[slot];
@@ -345,50 +422,66 @@ public final class UcxBenchmark implements AutoCloseable {
                 await(request, false, "ucp_tag_send_nbx");
                 slots[slot] = UcxWorker.COMPLETED;
             }
-            if (++slot == window) {
-                slot = 0;
-            }
+            slot = slot + 1 == window ? 0 : slot + 1;
         }
         await(ack, true, "ucp_tag_recv_nbx");
         return System.nanoTime() - start;
     }
 
+    /** One send into {@code slot}, after the send that used the slot a window ago completed; returns the next slot. */
+    private int sendOne(int slot) throws IOException {
+        final long[] slots = ring;
+        long oldest = slots[slot];
+        if (oldest != UcxWorker.COMPLETED) {
+            await(oldest, false, "ucp_tag_send_nbx");
+        }
+        slots[slot] = endpoint.tagSend(sendAddress, length, TAG_DATA);
+        return slot + 1 == slots.length ? 0 : slot + 1;
+    }
+
     /** Receiver half of the streaming benchmark: {@code window} receives kept posted, then the acknowledgement. */
     private void sink(int count) throws IOException {
-        final UcxWorker w = worker;
         final long[] slots = ring;
         final int window = slots.length;
         int posted = 0;
         while (posted < Math.min(window, count)) {
-            slots[posted++] = w.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK);
+            slots[posted++] = worker.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK);
         }
         int slot = 0;
         for (int done = 0; done < count; done++) {
-            await(slots[slot], true, "ucp_tag_recv_nbx");
-            if (posted < count) {
-                slots[slot] = w.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK);
+            boolean repost = posted < count;
+            receiveOne(slot, repost);
+            if (repost) {
                 posted++;
-            } else {
-                slots[slot] = UcxWorker.COMPLETED;
             }
-            if (++slot == window) {
-                slot = 0;
-            }
+            slot = slot + 1 == window ? 0 : slot + 1;
         }
         await(endpoint.tagSend(ackAddress, ACK_LENGTH, TAG_ACK), false, "ucp_tag_send_nbx");
     }
 
-    /** Progresses until the request is done, releases it, and throws if it failed. */
+    /** Waits for the oldest receive, in {@code slot}, and posts a new one there if {@code repost}. */
+    private void receiveOne(int slot, boolean repost) throws IOException {
+        final long[] slots = ring;
+        await(slots[slot], true, "ucp_tag_recv_nbx");
+        slots[slot] = repost ? worker.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK) : UcxWorker.COMPLETED;
+    }
+
+    /**
+     * Progresses until the request is done, releases it, and throws if it failed. Like
+     * {@link #pingOnce()}, it looks at the status only after progress that handled something.
+     */
     private void await(long request, boolean receive, String operation) throws IOException {
         if (request == UcxWorker.COMPLETED) {
             return;
         }
         final UcxWorker w = worker;
+        int status = receive ? w.receiveStatus(request) : w.status(request);
         int spins = 0;
-        int status;
-        while ((status = receive ? w.receiveStatus(request) : w.status(request)) == UcsStatus.INPROGRESS) {
-            w.progress();
-            if (++spins == STALL_SPINS) {
+        while (status == UcsStatus.INPROGRESS) {
+            if (w.progress() != 0 || (++spins & IDLE_CHECK_MASK) == 0) {
+                status = receive ? w.receiveStatus(request) : w.status(request);
+            }
+            if (spins >= STALL_SPINS) {
                 spins = 0;
                 checkPeer();
             }
