@@ -44,6 +44,16 @@ class UcpStructsLayoutTest {
     private static final Map<String, StructLayout> JAVA_LAYOUTS = new LinkedHashMap<>();
     /** C constant -> the value the binding uses for it. */
     private static final Map<String, Long> CONSTANTS = new LinkedHashMap<>();
+    /** The C prefix of the {@code field_mask} bits of each struct class; its FIELD_X is PREFIX_X. */
+    private static final Map<String, String> FIELD_PREFIXES = Map.of(
+            "UcpParams", "UCP_PARAM_FIELD_",
+            "UcpWorkerParams", "UCP_WORKER_PARAM_FIELD_",
+            "UcpEpParams", "UCP_EP_PARAM_FIELD_",
+            "UcpRequestParam", "UCP_OP_ATTR_FIELD_",
+            "UcpMemMapParams", "UCP_MEM_MAP_PARAM_FIELD_",
+            "UcpAmHandlerParam", "UCP_AM_HANDLER_PARAM_FIELD_");
+    /** FIELD_ constants of struct classes missing from FIELD_PREFIXES. */
+    private static final List<String> UNMAPPED_FIELD_CONSTANTS = new ArrayList<>();
 
     static {
         struct("ucp_params_t", UcpStructs.UcpParams.LAYOUT,
@@ -67,31 +77,9 @@ class UcpStructsLayoutTest {
                 "field_mask", "id", "flags", "cb", "arg");
         struct("ucp_am_recv_param_t", UcpStructs.UcpAmRecvParam.LAYOUT, "recv_attr", "reply_ep");
 
-        constant("UCP_PARAM_FIELD_FEATURES", UcpStructs.UcpParams.FIELD_FEATURES);
-        constant("UCP_PARAM_FIELD_REQUEST_SIZE", UcpStructs.UcpParams.FIELD_REQUEST_SIZE);
-        constant("UCP_PARAM_FIELD_MT_WORKERS_SHARED", UcpStructs.UcpParams.FIELD_MT_WORKERS_SHARED);
-        constant("UCP_PARAM_FIELD_ESTIMATED_NUM_EPS", UcpStructs.UcpParams.FIELD_ESTIMATED_NUM_EPS);
-        constant("UCP_PARAM_FIELD_NAME", UcpStructs.UcpParams.FIELD_NAME);
-        constant("UCP_WORKER_PARAM_FIELD_THREAD_MODE", UcpStructs.UcpWorkerParams.FIELD_THREAD_MODE);
-        constant("UCP_WORKER_PARAM_FIELD_EVENTS", UcpStructs.UcpWorkerParams.FIELD_EVENTS);
-        constant("UCP_WORKER_PARAM_FIELD_NAME", UcpStructs.UcpWorkerParams.FIELD_NAME);
-        constant("UCP_EP_PARAM_FIELD_REMOTE_ADDRESS", UcpStructs.UcpEpParams.FIELD_REMOTE_ADDRESS);
-        constant("UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE", UcpStructs.UcpEpParams.FIELD_ERR_HANDLING_MODE);
-        constant("UCP_EP_PARAM_FIELD_ERR_HANDLER", UcpStructs.UcpEpParams.FIELD_ERR_HANDLER);
-        constant("UCP_EP_PARAM_FIELD_USER_DATA", UcpStructs.UcpEpParams.FIELD_USER_DATA);
-        constant("UCP_EP_PARAM_FIELD_NAME", UcpStructs.UcpEpParams.FIELD_NAME);
-        constant("UCP_OP_ATTR_FIELD_CALLBACK", UcpStructs.UcpRequestParam.FIELD_CALLBACK);
-        constant("UCP_OP_ATTR_FIELD_USER_DATA", UcpStructs.UcpRequestParam.FIELD_USER_DATA);
-        constant("UCP_OP_ATTR_FIELD_FLAGS", UcpStructs.UcpRequestParam.FIELD_FLAGS);
-        constant("UCP_OP_ATTR_FIELD_MEMH", UcpStructs.UcpRequestParam.FIELD_MEMH);
+        fieldMaskConstants();
         constant("UCP_OP_ATTR_FLAG_NO_IMM_CMPL", UcpStructs.UcpRequestParam.FLAG_NO_IMM_CMPL);
         constant("UCP_EP_CLOSE_FLAG_FORCE", UcpStructs.UcpRequestParam.EP_CLOSE_FLAG_FORCE);
-        constant("UCP_MEM_MAP_PARAM_FIELD_ADDRESS", UcpStructs.UcpMemMapParams.FIELD_ADDRESS);
-        constant("UCP_MEM_MAP_PARAM_FIELD_LENGTH", UcpStructs.UcpMemMapParams.FIELD_LENGTH);
-        constant("UCP_AM_HANDLER_PARAM_FIELD_ID", UcpStructs.UcpAmHandlerParam.FIELD_ID);
-        constant("UCP_AM_HANDLER_PARAM_FIELD_FLAGS", UcpStructs.UcpAmHandlerParam.FIELD_FLAGS);
-        constant("UCP_AM_HANDLER_PARAM_FIELD_CB", UcpStructs.UcpAmHandlerParam.FIELD_CB);
-        constant("UCP_AM_HANDLER_PARAM_FIELD_ARG", UcpStructs.UcpAmHandlerParam.FIELD_ARG);
         constant("UCP_AM_RECV_ATTR_FLAG_DATA", UcpStructs.UcpAmRecvParam.RECV_ATTR_FLAG_DATA);
         constant("UCP_AM_RECV_ATTR_FLAG_RNDV", UcpStructs.UcpAmRecvParam.RECV_ATTR_FLAG_RNDV);
         // the public copies of the receive attributes
@@ -127,6 +115,30 @@ class UcpStructsLayoutTest {
         constant("UCS_ERR_CONNECTION_RESET", UcsStatus.ERR_CONNECTION_RESET);
         constant("UCS_ERR_ENDPOINT_TIMEOUT", UcsStatus.ERR_ENDPOINT_TIMEOUT);
         constant("UCS_ERR_LAST", UcsStatus.ERR_LAST);
+    }
+
+    /** Every {@code FIELD_*} bit of every struct class (FIELD_MASK is an offset, not a bit). */
+    private static void fieldMaskConstants() {
+        for (Class<?> struct : UcpStructs.class.getDeclaredClasses()) {
+            for (java.lang.reflect.Field f : struct.getDeclaredFields()) {
+                String name = f.getName();
+                if (!name.startsWith("FIELD_") || name.equals("FIELD_MASK")
+                        || !java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                    continue;
+                }
+                String prefix = FIELD_PREFIXES.get(struct.getSimpleName());
+                if (prefix == null) {
+                    UNMAPPED_FIELD_CONSTANTS.add(struct.getSimpleName() + "." + name);
+                    continue;
+                }
+                try {
+                    f.setAccessible(true);
+                    constant(prefix + name.substring("FIELD_".length()), ((Number) f.get(null)).longValue());
+                } catch (IllegalAccessException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }
     }
 
     private static void struct(String cName, StructLayout layout, String... fields) {
@@ -285,6 +297,13 @@ class UcpStructsLayoutTest {
                 collectNames(nested, name + ".", out);
             }
         }
+    }
+
+    @Test
+    void shouldKnowTheCNameOfEveryFieldMaskBit() {
+        assertTrue(UNMAPPED_FIELD_CONSTANTS.isEmpty(), "add their C prefix to FIELD_PREFIXES: "
+                + UNMAPPED_FIELD_CONSTANTS);
+        assertTrue(CONSTANTS.containsKey("UCP_OP_ATTR_FIELD_CALLBACK"), CONSTANTS::toString);
     }
 
     @Test
