@@ -58,6 +58,10 @@ public final class UcxWorker implements AutoCloseable {
     // zero bytes after the copy of a remote address: ucp_ep_create reads it without a length, and a
     // truncated address must run into zeros (rejected by UCX; 64 sufficed in fuzzing) rather than foreign memory
     private static final int ADDRESS_PADDING = 4096;
+    // UCX before 1.16 completes a tag receive at once without filling recv_info (openucx/ucx#9425,
+    // fixed by #9440), which would leave receivedTag/receivedLength stale; there receives always
+    // return a request (UCP_OP_ATTR_FLAG_NO_IMM_CMPL), and receiveStatus reports tag and length
+    private static final boolean IMMEDIATE_RECV_INFO = versionAtLeast(1, 16);
     // how long close() keeps progressing to let cancelled requests and closing endpoints finish
     private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -99,8 +103,15 @@ public final class UcxWorker implements AutoCloseable {
         this.arena = arena;
         this.recvInfo = arena.allocate(UcpTagRecvInfo.LAYOUT);
         this.receiveParam = arena.allocate(UcpRequestParam.LAYOUT);
-        receiveParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK, UcpRequestParam.FIELD_RECV_INFO);
+        receiveParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK, IMMEDIATE_RECV_INFO
+                ? UcpRequestParam.FIELD_RECV_INFO
+                : UcpRequestParam.FIELD_RECV_INFO | UcpRequestParam.FLAG_NO_IMM_CMPL);
         receiveParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.RECV_INFO, recvInfo.address());
+    }
+
+    private static boolean versionAtLeast(int major, int minor) {
+        int[] v = NativeLibraries.version();
+        return v[0] > major || (v[0] == major && v[1] >= minor);
     }
 
     static UcxWorker create(UcxContext context, ThreadMode mode, String name) throws UcxException {

@@ -64,6 +64,30 @@ class UcxWorkerFeaturesTest {
         return segment.toArray(ValueLayout.JAVA_BYTE);
     }
 
+    // ---- tag receives ----------------------------------------------------------------------
+
+    @Test
+    void shouldReportTagAndLengthOfAMessageThatArrivedBeforeItsReceive() throws UcxException {
+        // a first message leaves its tag and length behind in the worker
+        MemorySegment first = arena.allocate(64);
+        long firstReceive = b.tagReceive(first, 0x44, -1L);
+        Progress.complete(a, aToB.tagSend(randomSegment(50, 16), 0x44), b);
+        assertEquals(50, Progress.receive(b, firstReceive, a));
+        assertEquals(0x44, b.receivedTag());
+
+        MemorySegment source = randomSegment(100, 15);
+        assertEquals(UcsStatus.OK, Progress.complete(a, aToB.tagSend(source, 0x55), b));
+        for (int i = 0; i < 100; i++) { // b takes the eager message into its unexpected queue
+            b.progress();
+        }
+        MemorySegment target = arena.allocate(128);
+        long receive = b.tagReceive(target, 0x55, -1L); // may complete at once (UCX >= 1.16)
+        assertEquals(100, Progress.receive(b, receive, a));
+        assertEquals(0x55, b.receivedTag());
+        assertArrayEquals(bytes(source), bytes(target.asSlice(0, 100)));
+        assertEquals(0, b.outstandingRequests());
+    }
+
     // ---- active messages -----------------------------------------------------------------
 
     /** What an active-message handler saw, copied during the upcall. */
