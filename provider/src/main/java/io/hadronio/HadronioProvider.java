@@ -97,7 +97,10 @@ public class HadronioProvider extends SelectorProvider {
 
     @Override
     public AbstractSelector openSelector() throws IOException {
-        return platform.openSelector();
+        if (runtime == null) {
+            return platform.openSelector();
+        }
+        return new io.hadronio.nio.HadronioSelector(this, runtime);
     }
 
     @Override

@@ -30,7 +30,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * a queue bounded by the backlog, from which {@link #accept()} takes them. A client that
  * never completes its handshake holds up nobody.
  */
-public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue {
+public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue, UcxSelectable {
     private static final int DEFAULT_BACKLOG = 50;
 
     private record Accepted(SocketChannel tcp, Connection connection, ControlLoop.Control control) {
@@ -86,6 +86,19 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             return;
         }
         ready.add(new Accepted(channel, connection, control));
+        // a selector waiting for OP_ACCEPT sleeps on the workers' event fds
+        runtime.wakeAll();
+    }
+
+    @Override
+    public int readyOps(int interestOps) {
+        if ((interestOps & java.nio.channels.SelectionKey.OP_ACCEPT) != 0) {
+            Accepted head = ready.peek();
+            if (head != null && head != CLOSED) {
+                return java.nio.channels.SelectionKey.OP_ACCEPT;
+            }
+        }
+        return 0;
     }
 
     @Override

@@ -36,7 +36,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * < ST_CLOSED}, changed only under {@link #stateLock}. Lock order: {@link #readLock},
  * {@link #writeLock}, {@link #stateLock}; nothing blocks under {@code stateLock}.
  */
-public final class HadronioSocketChannel extends SocketChannel {
+public final class HadronioSocketChannel extends SocketChannel implements UcxSelectable {
     private static final int ST_UNCONNECTED = 0;
     private static final int ST_CONNECTIONPENDING = 1;
     private static final int ST_CONNECTED = 2;
@@ -59,6 +59,9 @@ public final class HadronioSocketChannel extends SocketChannel {
     // reused one-element arrays for read(ByteBuffer)/write(ByteBuffer); under read/write lock
     private final ByteBuffer[] readOne = new ByteBuffer[1];
     private final ByteBuffer[] writeOne = new ByteBuffer[1];
+    // outcome of a non-blocking connect, set by the control loop; read by finishConnect
+    private volatile Connector.Established asyncConnected;
+    private volatile IOException asyncFailure;
     // SO_TIMEOUT of the socket adaptor's streams, in ms (0: none)
     volatile int readTimeoutMillis;
     private SocketAdaptor socket;
@@ -153,6 +156,9 @@ public final class HadronioSocketChannel extends SocketChannel {
                 }
                 state = ST_CONNECTIONPENDING;
             }
+            if (!isBlocking()) {
+                return startNonBlockingConnect(isa);
+            }
             boolean completed = false;
             try {
                 begin();
@@ -204,17 +210,117 @@ public final class HadronioSocketChannel extends SocketChannel {
         return isa;
     }
 
+    /**
+     * Non-blocking connect: the TCP connect is started here, and the control loop
+     * finishes it and runs the handshake; {@link #finishConnect()} then completes it,
+     * and the key is ready for {@code OP_CONNECT} as soon as it has ended either way.
+     */
+    private boolean startNonBlockingConnect(InetSocketAddress isa) throws IOException {
+        try {
+            tcp.configureBlocking(false);
+            tcp.connect(isa);
+        } catch (IOException e) {
+            close();
+            throw e;
+        }
+        runtime.control().connectAsync(tcp, new io.hadronio.transport.ControlLoop.ConnectListener() {
+            @Override
+            public void connected(Connection c, ControlLoop.Control ctl) {
+                asyncConnected = new Connector.Established(c, ctl);
+                if (!isOpen()) {
+                    ctl.close();
+                }
+                c.group().wakeSleepers();
+                runtime.wakeAll();
+            }
+
+            @Override
+            public void failed(IOException cause) {
+                asyncFailure = cause;
+                runtime.wakeAll();
+            }
+        });
+        return false;
+    }
+
     @Override
     public boolean finishConnect() throws IOException {
-        ensureOpen();
+        readLock.lock();
+        try {
+            writeLock.lock();
+            try {
+                ensureOpen();
+                int s = state;
+                if (s == ST_CONNECTED) {
+                    return true;
+                }
+                if (s != ST_CONNECTIONPENDING) {
+                    throw new NoConnectionPendingException();
+                }
+                boolean blocking = isBlocking();
+                boolean completed = false;
+                try {
+                    if (blocking) {
+                        begin();
+                    }
+                    while (asyncConnected == null && asyncFailure == null && blocking && isOpen()) {
+                        Thread.sleep(1);
+                    }
+                    IOException failure = asyncFailure;
+                    if (failure != null) {
+                        close();
+                        throw failure;
+                    }
+                    Connector.Established e = asyncConnected;
+                    if (e == null) {
+                        return false;
+                    }
+                    synchronized (stateLock) {
+                        if (!isOpen()) {
+                            throw new ClosedChannelException();
+                        }
+                        connection = e.connection();
+                        control = e.control();
+                        state = ST_CONNECTED;
+                    }
+                    completed = true;
+                    return true;
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                } finally {
+                    if (blocking) {
+                        end(completed);
+                    }
+                }
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public int readyOps(int interestOps) {
+        int ready = 0;
         int s = state;
-        if (s == ST_CONNECTED) {
-            return true;
+        if ((interestOps & java.nio.channels.SelectionKey.OP_CONNECT) != 0 && s == ST_CONNECTIONPENDING
+                && (asyncConnected != null || asyncFailure != null)) {
+            ready |= java.nio.channels.SelectionKey.OP_CONNECT;
         }
-        if (s != ST_CONNECTIONPENDING) {
-            throw new NoConnectionPendingException();
+        Connection c = connection;
+        if (c != null && s == ST_CONNECTED) {
+            int rw = interestOps & (java.nio.channels.SelectionKey.OP_READ | java.nio.channels.SelectionKey.OP_WRITE);
+            if (rw != 0) {
+                if (inputShutdown) {
+                    ready |= rw & java.nio.channels.SelectionKey.OP_READ;
+                    rw &= ~java.nio.channels.SelectionKey.OP_READ;
+                }
+                ready |= c.readyOps(rw);
+            }
         }
-        return false;
+        return ready;
     }
 
     @Override
@@ -272,6 +378,10 @@ public final class HadronioSocketChannel extends SocketChannel {
             }
             inputShutdown = true;
         }
+        // a reader blocked in await() waits for the connection's readiness, which knows
+        // nothing of this flag: tell the connection, so the reader wakes and returns -1
+        // (as the JDK's shutdownInput signals its reader thread)
+        connection.shutdownInput();
         return this;
     }
 

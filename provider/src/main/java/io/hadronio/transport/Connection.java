@@ -110,6 +110,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private volatile String resetReason;
     // set when the local side stops using the connection
     private volatile boolean released;
+    // set by the local shutdownInput: readers waiting for data wake and see end-of-stream
+    private volatile boolean inputShutdown;
 
     Connection(WorkerGroup group, ControlLoop control, int sliceSize, int sliceCount) throws UcxException {
         this.group = group;
@@ -595,7 +597,7 @@ public final class Connection implements WorkerGroup.Readiness {
         try {
             flushPending();
             if (op == OP_READ) {
-                if (rxLength >= 0 || (peerFinCount >= 0 && rxConsumed >= peerFinCount)) {
+                if (inputShutdown || rxLength >= 0 || (peerFinCount >= 0 && rxConsumed >= peerFinCount)) {
                     return true;
                 }
                 long head = rxRequests[rxHead];
@@ -611,6 +613,32 @@ public final class Connection implements WorkerGroup.Readiness {
             return credits() > 0 || slotFree((int) (txSent % txSliceCount));
         } catch (IOException e) {
             return true;
+        }
+    }
+
+    /** Local shutdownInput: a reader waiting for data wakes (its channel then returns -1). */
+    public void shutdownInput() {
+        inputShutdown = true;
+        group.wakeSleepers();
+    }
+
+    /**
+     * The ops of {@code interest} ({@link #OP_READ}, {@link #OP_WRITE}) that are ready,
+     * for a selector. Progresses nothing; takes the lock.
+     */
+    public int readyOps(int interest) {
+        lock.lock();
+        try {
+            int ready = 0;
+            if ((interest & OP_READ) != 0 && isReady(OP_READ)) {
+                ready |= OP_READ;
+            }
+            if ((interest & OP_WRITE) != 0 && isReady(OP_WRITE)) {
+                ready |= OP_WRITE;
+            }
+            return ready;
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +31,8 @@ public final class ControlLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
     // how long a closing connection may wait for its sends before it is torn down anyway
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
+    // how long JVM exit waits for closes still in progress (see lingerAtExit)
+    private static final long EXIT_LINGER_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final UcxRuntime runtime;
     private final Selector selector;
@@ -40,6 +43,8 @@ public final class ControlLoop implements Runnable {
     private final List<Connection> flushing = new ArrayList<>();
     private final Thread thread;
     private volatile boolean running = true;
+    // shutdownOutput/close calls whose FIN/CLOSE is not sent yet; read by the exit hook
+    private final AtomicInteger unfinishedCloses = new AtomicInteger();
 
     ControlLoop(UcxRuntime runtime, SelectorProvider platform) throws IOException {
         this.runtime = runtime;
@@ -47,6 +52,28 @@ public final class ControlLoop implements Runnable {
         this.thread = new Thread(this, "hadronio-control");
         this.thread.setDaemon(true);
         this.thread.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(this::lingerAtExit, "hadronio-exit-linger"));
+    }
+
+    /**
+     * JVM exit: wait (bounded) until every close and shutdownOutput the application made
+     * has finished, i.e. its posted sends completed and FIN/CLOSE went out. A kernel
+     * socket delivers what was written before close() even after the process exits; our
+     * bytes may still sit in send slots that the peer fetches only while we live (UCX
+     * rendezvous), and the control thread is a daemon that exit would stop mid-way. Without
+     * this, a program that writes, closes and returns from main loses its last bytes and
+     * the peer sees a reset.
+     */
+    private void lingerAtExit() {
+        long deadline = System.nanoTime() + EXIT_LINGER_NANOS;
+        while (unfinishedCloses.get() > 0 && thread.isAlive() && System.nanoTime() - deadline < 0) {
+            selector.wakeup();
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     /** Runs a task on the control thread. */
@@ -198,7 +225,7 @@ public final class ControlLoop implements Runnable {
         }
     }
 
-    private final class PendingHandshake {
+    private class PendingHandshake {
         final Listener listener;
         final SocketChannel tcp;
         final long deadline;
@@ -211,26 +238,34 @@ public final class ControlLoop implements Runnable {
             this.deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
         }
 
+        /** Reads what is there of the peer's hello; the hello once complete, else null. */
+        Handshake.Hello readHello() throws IOException {
+            if (address == null) {
+                if (tcp.read(header) < 0) {
+                    throw new ProtocolException("connection closed after " + header.position()
+                            + " bytes of the handshake header");
+                }
+                if (header.hasRemaining()) {
+                    return null;
+                }
+                address = ByteBuffer.allocate(Handshake.checkHeader(header));
+            }
+            if (tcp.read(address) < 0) {
+                throw new ProtocolException("connection closed inside the worker address");
+            }
+            if (address.hasRemaining()) {
+                return null;
+            }
+            return Handshake.decode(header, address.flip());
+        }
+
         void onReadable(SelectionKey key) {
             try {
-                if (address == null) {
-                    if (tcp.read(header) < 0) {
-                        throw new ProtocolException("connection closed after " + header.position()
-                                + " bytes of the handshake header");
-                    }
-                    if (header.hasRemaining()) {
-                        return;
-                    }
-                    address = ByteBuffer.allocate(Handshake.checkHeader(header));
-                }
-                if (tcp.read(address) < 0) {
-                    throw new ProtocolException("connection closed inside the worker address");
-                }
-                if (address.hasRemaining()) {
+                Handshake.Hello hello = readHello();
+                if (hello == null) {
                     return;
                 }
                 handshakes.remove(this);
-                Handshake.Hello hello = Handshake.decode(header, address.flip());
                 Connection connection = runtime.newConnection();
                 try {
                     connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(),
@@ -298,6 +333,83 @@ public final class ControlLoop implements Runnable {
 
     // ---- control connections -----------------------------------------------------------------
 
+    /** Told how a non-blocking connect ended. */
+    public interface ConnectListener {
+        void connected(Connection connection, Control control);
+
+        void failed(IOException cause);
+    }
+
+    /**
+     * Runs a non-blocking connect to its end on the control thread: finishes the TCP
+     * connect (the socket must be non-blocking with {@code connect} already called),
+     * sends our hello, reads the server's within the handshake timeout, creates the
+     * endpoint, and tells the listener.
+     */
+    public void connectAsync(SocketChannel tcp, ConnectListener listener) {
+        execute(() -> {
+            ClientHandshake h = new ClientHandshake(tcp, listener);
+            try {
+                tcp.register(selector, SelectionKey.OP_CONNECT, h);
+                handshakes.add(h);
+            } catch (IOException e) {
+                listener.failed(e);
+            }
+        });
+    }
+
+    /** The connecting side of a handshake, driven by readiness instead of blocking reads. */
+    private final class ClientHandshake extends PendingHandshake {
+        final ConnectListener listener;
+        Connection connection;
+
+        ClientHandshake(SocketChannel tcp, ConnectListener listener) {
+            super(null, tcp);
+            this.listener = listener;
+        }
+
+        @Override
+        void onReadable(SelectionKey key) {
+            try {
+                if (connection == null) {
+                    if (!key.isConnectable() || !tcp.finishConnect()) {
+                        return;
+                    }
+                    connection = runtime.newConnection();
+                    writeFully(tcp, Handshake.encode(connection.localId, connection.rxSliceSize,
+                            connection.rxSliceCount, connection.group().address()));
+                    key.interestOps(SelectionKey.OP_READ);
+                    return;
+                }
+                Handshake.Hello hello = readHello();
+                if (hello == null) {
+                    return;
+                }
+                handshakes.remove(this);
+                connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
+                Control control = new Control(tcp, connection);
+                key.attach(control);
+                listener.connected(connection, control);
+            } catch (IOException | RuntimeException e) {
+                failClient(e instanceof IOException io ? io : new IOException(e));
+            }
+        }
+
+        @Override
+        void fail(String why) {
+            failClient(new java.net.SocketTimeoutException("hadroNIO handshake: " + why + " (not a hadroNIO server?)"));
+        }
+
+        private void failClient(IOException cause) {
+            handshakes.remove(this);
+            if (connection != null) {
+                connection.release();
+            }
+            closeQuietly(tcp);
+            listener.failed(cause);
+        }
+    }
+
     /** Starts watching the control connection of a connected channel (client side). */
     public Control watch(SocketChannel tcp, Connection connection) {
         Control control = new Control(tcp, connection);
@@ -364,11 +476,13 @@ public final class ControlLoop implements Runnable {
 
         /** Local shutdownOutput: announce FIN once the sends posted so far completed. */
         public void shutdownOutput() {
+            unfinishedCloses.incrementAndGet();
             execute(() -> closing.add(new Closing(this, false)));
         }
 
         /** Local close: FIN and CLOSE once the sends completed, then free everything. */
         public void close() {
+            unfinishedCloses.incrementAndGet();
             execute(() -> closing.add(new Closing(this, true)));
         }
     }
@@ -415,6 +529,7 @@ public final class ControlLoop implements Runnable {
                 closeQuietly(control.tcp);
                 connection.release();
             }
+            unfinishedCloses.decrementAndGet();
         }
     }
 

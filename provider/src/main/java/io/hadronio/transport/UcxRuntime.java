@@ -64,6 +64,18 @@ public final class UcxRuntime {
         return control;
     }
 
+    /** The worker groups; a selector sleeps on all of their event fds. */
+    public WorkerGroup[] groups() {
+        return groups.clone();
+    }
+
+    /** Wakes every thread and selector sleeping on any worker. */
+    public void wakeAll() {
+        for (WorkerGroup g : groups) {
+            g.wakeSleepers();
+        }
+    }
+
     /** A new connection half on the next worker group (round robin), receives posted. */
     public Connection newConnection() throws UcxException {
         WorkerGroup group = groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];

@@ -63,7 +63,7 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     /** Progresses once unless another thread is progressing right now. Returns events handled. */
-    int progressOnce() {
+    public int progressOnce() {
         final ReentrantLock l = lock;
         if (!l.tryLock()) {
             return 0;
@@ -176,6 +176,46 @@ public final class WorkerGroup implements AutoCloseable {
             return false;
         } finally {
             sleepers.decrementAndGet();
+        }
+    }
+
+    // ---- for selectors, which sleep on several workers' event fds at once ----
+
+    /** Counts the caller as a sleeper: progress by other threads will signal the event fd. */
+    public void beginSleep() {
+        sleepers.incrementAndGet();
+    }
+
+    public void endSleep() {
+        sleepers.decrementAndGet();
+    }
+
+    /**
+     * Drains pending events and arms the event fd. False when events keep arriving
+     * (look again instead of sleeping).
+     */
+    public boolean arm() throws IOException {
+        lock.lock();
+        try {
+            if (!worker.isOpen()) {
+                throw new IOException("UCX worker closed");
+            }
+            while (worker.progress() > 0) {
+                // arm() refuses while events are queued
+            }
+            return worker.arm();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The worker's event fd, for poll(2). */
+    public int eventFd() throws IOException {
+        lock.lock();
+        try {
+            return worker.eventFd();
+        } finally {
+            lock.unlock();
         }
     }
 

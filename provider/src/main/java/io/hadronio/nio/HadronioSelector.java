@@ -1,0 +1,402 @@
+package io.hadronio.nio;
+
+import io.hadronio.platform.PlatformChannels;
+import io.hadronio.platform.PollSet;
+import io.hadronio.transport.UcxRuntime;
+import io.hadronio.transport.WorkerGroup;
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.IllegalSelectorException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.spi.AbstractSelectableChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.AbstractSet;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A {@link java.nio.channels.Selector} for hadroNIO channels and, alongside them,
+ * channels of the JDK's provider ({@code DatagramChannel}, {@code Pipe}).
+ *
+ * <p>A selection progresses the UCX workers, asks each registered hadroNIO channel
+ * which of its interest ops are ready (from UCX request state and control events), and
+ * polls the fds of the JDK's channels. Nothing ready: it busy-polls for the configured
+ * window, then arms the workers and sleeps in {@code poll(2)} on their event fds plus
+ * the JDK channels' fds. Everything that can make a hadroNIO channel ready signals a
+ * worker (UCX events by themselves; control events, accepted connections, finished
+ * connects and {@link #wakeup()} through {@code ucp_worker_signal}), so a sleeping
+ * selection wakes promptly.
+ *
+ * <p>Sets follow {@code sun.nio.ch.SelectorImpl}: {@link #keys()} is unmodifiable,
+ * {@link #selectedKeys()} allows removal but not addition; cancelled keys leave at the
+ * next selection. Selection synchronises on the selector, then on the selected-key set.
+ * Agrona-style tricks that swap {@code sun.nio.ch.SelectorImpl}'s selected-key set by
+ * reflection do not apply to this class (they fail and fall back, as Netty's do).
+ */
+public final class HadronioSelector extends AbstractSelector {
+    // longest sleep without any wake-up; bounds the cost of a missed signal
+    private static final int MAX_SLEEP_MILLIS = 250;
+
+    private final UcxRuntime runtime;
+    private final WorkerGroup[] groups;
+    private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
+    private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
+    private final Set<SelectionKey> selectedKeys = new HashSet<>();
+    private final Set<SelectionKey> publicSelectedKeys = new UngrowableSet(selectedKeys);
+    // a wakeup() not yet consumed by a selection
+    private final AtomicBoolean wakeupPending = new AtomicBoolean();
+    // reused each selection: fds to poll, and the JDK-provider keys behind them
+    private final PollSet pollSet = new PollSet(16);
+    private HadronioSelectionKey[] polledKeys = new HadronioSelectionKey[16];
+    private final long spinNanos;
+
+    public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) {
+        super(provider);
+        this.runtime = runtime;
+        this.groups = runtime.groups();
+        this.spinNanos = runtime.config().spinNanos();
+    }
+
+    private void ensureOpen() {
+        if (!isOpen()) {
+            throw new ClosedSelectorException();
+        }
+    }
+
+    @Override
+    public Set<SelectionKey> keys() {
+        ensureOpen();
+        return publicKeys;
+    }
+
+    @Override
+    public Set<SelectionKey> selectedKeys() {
+        ensureOpen();
+        return publicSelectedKeys;
+    }
+
+    @Override
+    protected SelectionKey register(AbstractSelectableChannel channel, int ops, Object attachment) {
+        int fd = -1;
+        if (!(channel instanceof UcxSelectable)) {
+            if (!PlatformChannels.isPlatformChannel(channel)) {
+                throw new IllegalSelectorException();
+            }
+            fd = PlatformChannels.fd(channel);
+        }
+        ensureOpen();
+        HadronioSelectionKey key = new HadronioSelectionKey(channel, this, fd);
+        key.attach(attachment);
+        keys.add(key);
+        key.interestOps(ops);
+        return key;
+    }
+
+    @Override
+    public int selectNow() throws IOException {
+        return lockAndSelect(0);
+    }
+
+    @Override
+    public int select(long timeout) throws IOException {
+        if (timeout < 0) {
+            throw new IllegalArgumentException("Negative timeout");
+        }
+        return lockAndSelect(timeout == 0 ? -1 : timeout);
+    }
+
+    @Override
+    public int select() throws IOException {
+        return lockAndSelect(-1);
+    }
+
+    private int lockAndSelect(long timeout) throws IOException {
+        synchronized (this) {
+            ensureOpen();
+            synchronized (publicSelectedKeys) {
+                return doSelect(timeout);
+            }
+        }
+    }
+
+    /**
+     * @param timeout -1: until something is ready or a wakeup; 0: do not wait; > 0: at most that many ms
+     */
+    private int doSelect(long timeout) throws IOException {
+        processDeregisterQueue();
+        if (timeout == 0) {
+            wakeupPending.set(false);
+            progressAll();
+            return scan(pollPlatform(0));
+        }
+        int updated;
+        begin();
+        try {
+            long now = System.nanoTime();
+            long deadline = timeout > 0 ? now + timeout * 1_000_000L : Long.MAX_VALUE;
+            long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + spinNanos;
+            while (true) {
+                progressAll();
+                updated = scan(pollPlatform(0));
+                if (updated > 0 || wakeupPending.getAndSet(false) || Thread.currentThread().isInterrupted()) {
+                    break;
+                }
+                now = System.nanoTime();
+                if (now - deadline >= 0) {
+                    break;
+                }
+                if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                updated = sleep(deadline == Long.MAX_VALUE ? MAX_SLEEP_MILLIS
+                        : (int) Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now + 999_999) / 1_000_000)));
+                if (updated > 0 || wakeupPending.getAndSet(false)) {
+                    break;
+                }
+            }
+        } finally {
+            end();
+        }
+        processDeregisterQueue();
+        return updated;
+    }
+
+    private void progressAll() {
+        for (WorkerGroup g : groups) {
+            g.progressOnce();
+        }
+    }
+
+    /**
+     * Arms the workers and sleeps on their event fds and the JDK channels' fds.
+     * Returns the keys updated afterwards.
+     */
+    private int sleep(int timeoutMillis) throws IOException {
+        for (WorkerGroup g : groups) {
+            g.beginSleep();
+        }
+        try {
+            int polled = preparePoll();
+            for (WorkerGroup g : groups) {
+                if (!g.arm()) {
+                    // events queued: do not sleep, look again
+                    return scan(pollPlatform(0));
+                }
+            }
+            int updated = scan(0);
+            if (updated > 0 || wakeupPending.get()) {
+                return updated;
+            }
+            pollSet.poll(timeoutMillis);
+            return scan(polled);
+        } finally {
+            for (WorkerGroup g : groups) {
+                g.endSleep();
+            }
+        }
+    }
+
+    /** Fills the poll set: worker event fds first, then JDK channels. Returns the JDK channels polled. */
+    private int preparePoll() throws IOException {
+        pollSet.clear();
+        for (WorkerGroup g : groups) {
+            pollSet.add(g.eventFd(), PollSet.POLLIN);
+        }
+        int n = 0;
+        for (SelectionKey k : keys) {
+            HadronioSelectionKey key = (HadronioSelectionKey) k;
+            if (key.platformFd < 0 || !key.isValid()) {
+                continue;
+            }
+            int interest = key.interestOpsUnchecked();
+            if (interest == 0) {
+                continue;
+            }
+            short events = 0;
+            if ((interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT)) != 0) {
+                events |= PollSet.POLLIN;
+            }
+            if ((interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT)) != 0) {
+                events |= PollSet.POLLOUT;
+            }
+            if (n == polledKeys.length) {
+                polledKeys = java.util.Arrays.copyOf(polledKeys, n * 2);
+            }
+            polledKeys[n++] = key;
+            pollSet.add(key.platformFd, events);
+        }
+        return n;
+    }
+
+    /** Polls the JDK channels' fds without waiting; returns how many were polled. */
+    private int pollPlatform(int timeoutMillis) throws IOException {
+        int n = preparePoll();
+        if (n > 0) {
+            pollSet.poll(timeoutMillis);
+        }
+        return n;
+    }
+
+    /**
+     * Updates the ready sets: hadroNIO channels are asked, JDK channels are read from
+     * the poll set's revents ({@code polled} entries after the worker fds).
+     */
+    private int scan(int polled) {
+        int updated = 0;
+        for (SelectionKey k : keys) {
+            HadronioSelectionKey key = (HadronioSelectionKey) k;
+            if (!key.isValid() || key.platformFd >= 0) {
+                continue;
+            }
+            int interest = key.interestOpsUnchecked();
+            if (interest == 0) {
+                continue;
+            }
+            int ready = ((UcxSelectable) key.channel()).readyOps(interest) & interest;
+            if (ready != 0) {
+                updated += setReady(key, ready);
+            }
+        }
+        for (int i = 0; i < polled; i++) {
+            HadronioSelectionKey key = polledKeys[i];
+            polledKeys[i] = null;
+            if (!key.isValid()) {
+                continue;
+            }
+            int revents = pollSet.revents(groups.length + i);
+            if (revents == 0) {
+                continue;
+            }
+            int interest = key.interestOpsUnchecked();
+            int ready = 0;
+            if ((revents & (PollSet.POLLERR | PollSet.POLLHUP | PollSet.POLLNVAL)) != 0) {
+                ready = interest;
+            }
+            if ((revents & PollSet.POLLIN) != 0) {
+                ready |= interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT);
+            }
+            if ((revents & PollSet.POLLOUT) != 0) {
+                ready |= interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
+            }
+            if (ready != 0) {
+                updated += setReady(key, ready);
+            }
+        }
+        return updated;
+    }
+
+    /** Adds the key to the selected set, or adds ops to its ready set; 1 when something changed. */
+    private int setReady(HadronioSelectionKey key, int ready) {
+        if (selectedKeys.contains(key)) {
+            int old = key.readyOps();
+            if ((old | ready) != old) {
+                key.readyOps(old | ready);
+                return 1;
+            }
+            return 0;
+        }
+        key.readyOps(ready);
+        selectedKeys.add(key);
+        return 1;
+    }
+
+    private void processDeregisterQueue() {
+        Set<SelectionKey> cancelled = cancelledKeys();
+        synchronized (cancelled) {
+            if (cancelled.isEmpty()) {
+                return;
+            }
+            for (Iterator<SelectionKey> it = cancelled.iterator(); it.hasNext(); ) {
+                HadronioSelectionKey key = (HadronioSelectionKey) it.next();
+                it.remove();
+                keys.remove(key);
+                selectedKeys.remove(key);
+                deregister(key);
+                killIfClosed(key.channel(), key.platformFd);
+            }
+        }
+    }
+
+    private static void killIfClosed(SelectableChannel channel, int platformFd) {
+        if (platformFd >= 0 && !channel.isOpen() && !channel.isRegistered()) {
+            PlatformChannels.kill(channel);
+        }
+    }
+
+    @Override
+    public HadronioSelector wakeup() {
+        if (!wakeupPending.getAndSet(true)) {
+            groups[0].wakeSleepers();
+        }
+        return this;
+    }
+
+    @Override
+    protected void implCloseSelector() throws IOException {
+        wakeup();
+        synchronized (this) {
+            synchronized (publicSelectedKeys) {
+                for (SelectionKey k : keys) {
+                    HadronioSelectionKey key = (HadronioSelectionKey) k;
+                    deregister(key);
+                    killIfClosed(key.channel(), key.platformFd);
+                }
+                keys.clear();
+                selectedKeys.clear();
+                cancelledKeys().clear();
+            }
+            pollSet.close();
+        }
+    }
+
+    /** The selected-key set as applications see it: removal allowed, addition not. */
+    private static final class UngrowableSet extends AbstractSet<SelectionKey> {
+        private final Set<SelectionKey> set;
+
+        UngrowableSet(Set<SelectionKey> set) {
+            this.set = set;
+        }
+
+        @Override
+        public int size() {
+            return set.size();
+        }
+
+        @Override
+        public boolean isEmpty() {
+            return set.isEmpty();
+        }
+
+        @Override
+        public boolean contains(Object o) {
+            return set.contains(o);
+        }
+
+        @Override
+        public Iterator<SelectionKey> iterator() {
+            return set.iterator();
+        }
+
+        @Override
+        public boolean remove(Object o) {
+            return set.remove(o);
+        }
+
+        @Override
+        public void clear() {
+            set.clear();
+        }
+
+        @Override
+        public boolean add(SelectionKey key) {
+            throw new UnsupportedOperationException();
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.hadronio.platform;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * A growable {@code struct pollfd} array and {@code poll(2)} over it, for a selector
+ * that sleeps on UCX event fds and on the fds of the JDK's channels at once. Used by
+ * one thread at a time (the selecting one); the array is reused between calls.
+ */
+public final class PollSet implements AutoCloseable {
+    public static final short POLLIN = 0x001;
+    public static final short POLLOUT = 0x004;
+    public static final short POLLERR = 0x008;
+    public static final short POLLHUP = 0x010;
+    public static final short POLLNVAL = 0x020;
+    private static final int EINTR = 4;
+
+    /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
+    private static final MethodHandle MH$poll = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT),
+            Linker.Option.captureCallState("errno"));
+    private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
+            .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+
+    // shared: a selector is often made in one thread and selected in another
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment errno = arena.allocate(Linker.Option.captureStateLayout());
+    private MemorySegment fds;
+    private int capacity;
+    private int size;
+
+    public PollSet(int initialCapacity) {
+        capacity = Math.max(4, initialCapacity);
+        fds = arena.allocate(8L * capacity, 8);
+    }
+
+    public void clear() {
+        size = 0;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    /** Adds an fd with the events to wait for; returns its index. */
+    public int add(int fd, short events) {
+        if (size == capacity) {
+            MemorySegment bigger = arena.allocate(16L * capacity, 8);
+            bigger.copyFrom(fds);
+            fds = bigger;
+            capacity *= 2;
+        }
+        long at = 8L * size;
+        fds.set(JAVA_INT, at, fd);
+        fds.set(JAVA_SHORT, at + 4, events);
+        fds.set(JAVA_SHORT, at + 6, (short) 0);
+        return size++;
+    }
+
+    public short revents(int index) {
+        return fds.get(JAVA_SHORT, 8L * index + 6);
+    }
+
+    /**
+     * Waits until an fd is ready or {@code timeoutMillis} passed (-1: no limit).
+     *
+     * @return the number of ready fds, 0 on timeout or EINTR
+     */
+    public int poll(int timeoutMillis) throws IOException {
+        int n;
+        try {
+            n = (int) MH$poll.invokeExact(errno, fds.address(), (long) size, timeoutMillis);
+        } catch (Throwable t) {
+            throw new AssertionError("poll", t);
+        }
+        if (n < 0) {
+            int e = errno.get(JAVA_INT, ERRNO_OFFSET);
+            if (e == EINTR) {
+                return 0;
+            }
+            throw new IOException("poll failed, errno " + e);
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}
