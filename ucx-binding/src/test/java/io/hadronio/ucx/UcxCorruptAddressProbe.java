@@ -54,6 +54,17 @@ public final class UcxCorruptAddressProbe {
     }
 
     public static void main(String[] args) throws Exception {
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.out.println("watchdog expired");
+            Runtime.getRuntime().halt(3); // the test went away without killing us
+        }, "watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
         try (UcxContext context = UcxContext.builder().features(Feature.TAG).open()) {
             UcxWorker worker = context.newWorker(ThreadMode.SINGLE, "probe");
             UcxWorker other = context.newWorker(ThreadMode.SINGLE, "other");
