@@ -108,22 +108,19 @@ port_listening() { ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-# ---- iterations per measurement: about 0.1-0.5 s of measured time each -------------------------
+# ---- iterations per measurement: about 0.15-0.3 s of measured time each on an idle machine -----
+# Warm-up is half as many, for both tools (the binding also waits for its JIT to go quiet).
 
 # iterations KIND SIZE -> "MESSAGES WARMUP"
 iterations() {
-  case "$1:$2" in
-    lat:8) echo "200000 100000" ;;
-    lat:1024) echo "100000 50000" ;;
-    lat:65536) echo "10000 5000" ;;
-    lat:1048576) echo "1000 500" ;;
-    lat:*) if [ "$2" -le 4096 ]; then echo "100000 50000"; elif [ "$2" -le 131072 ]; then echo "10000 5000"; else echo "1000 500"; fi ;;
-    bw:8) echo "2000000 1000000" ;;
-    bw:1024) echo "500000 250000" ;;
-    bw:65536) echo "30000 15000" ;;
-    bw:1048576) echo "3000 1500" ;;
-    bw:*) if [ "$2" -le 4096 ]; then echo "500000 250000"; elif [ "$2" -le 131072 ]; then echo "30000 15000"; else echo "3000 1500"; fi ;;
+  local m
+  case "$1" in
+    lat) if [ "$2" -le 64 ]; then m=300000; elif [ "$2" -le 4096 ]; then m=150000
+         elif [ "$2" -le 131072 ]; then m=20000; else m=1500; fi ;;
+    bw)  if [ "$2" -le 64 ]; then m=2000000; elif [ "$2" -le 4096 ]; then m=600000
+         elif [ "$2" -le 131072 ]; then m=60000; else m=4000; fi ;;
   esac
+  echo "$m $((m / 2))"
 }
 WINDOW="${WINDOW:-64}"
 
