@@ -1,0 +1,115 @@
+package io.hadronio.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** A peer killed with SIGKILL ends our blocked reads and writes with an IOException, not a hang. */
+@Timeout(60)
+class PeerFailureTest extends ItSupport {
+    // "promptly": the control connection's reset is seen at once; this only guards against a hang
+    static final int PROMPTLY_SECONDS = 10;
+
+    // a healthy peer: after a peer died, connections to others must still work
+    static ChildJvm healthy;
+    static int healthyPort;
+
+    @BeforeAll
+    static void startHealthyPeer() throws Exception {
+        healthy = ChildJvm.withProvider("server");
+        healthyPort = healthy.port();
+    }
+
+    @AfterAll
+    static void stopHealthyPeer() {
+        if (healthy != null) {
+            healthy.close();
+        }
+    }
+
+    @AfterEach
+    void othersStillWork() throws Exception {
+        long n = 1 << 20;
+        try (SocketChannel ch = command(healthyPort, 'E', 0)) {
+            Future<Void> writer = async(() -> {
+                Data.write(ch, n);
+                ch.shutdownOutput();
+                return null;
+            });
+            Data.Received r = Data.readToEnd(ch);
+            writer.get(30, TimeUnit.SECONDS);
+            assertEquals(n, r.count());
+            assertEquals(-1, r.firstMismatch());
+        }
+    }
+
+    @Test
+    void shouldEndABlockedReadWithAnIOExceptionWhenThePeerIsKilled() throws Exception {
+        try (ChildJvm victim = ChildJvm.withProvider("server")) {
+            try (SocketChannel ch = command(victim.port(), 'P', 0)) {
+                victim.expect("STOPPED");
+                Task<Integer> reader = start("reader", () -> ch.read(ByteBuffer.allocate(100)));
+                awaitBlockedIn(reader.thread(), ItSupport::hadronioWait);
+                victim.kill();
+                Throwable failure = failureWithin(reader);
+                assertInstanceOf(IOException.class, failure, "the blocked read ends with");
+                assertThrows(IOException.class, () -> ch.read(ByteBuffer.allocate(100)), "and so do later reads");
+                assertThrows(IOException.class, () -> ch.write(ByteBuffer.allocate(100)), "and writes");
+            }
+        }
+    }
+
+    @Test
+    void shouldEndABlockedWriteWithAnIOExceptionWhenAPeerThatStoppedReadingIsKilled() throws Exception {
+        try (ChildJvm victim = ChildJvm.withProvider("server")) {
+            try (SocketChannel ch = command(victim.port(), 'P', 1 << 20)) {
+                // far more than the peer's receive window: this write cannot complete
+                ByteBuffer big = ByteBuffer.allocateDirect(64 << 20);
+                Task<Integer> writer = start("writer", () -> ch.write(big));
+                victim.expect("STOPPED");
+                awaitBlockedIn(writer.thread(), ItSupport::hadronioWait);
+                victim.kill();
+                Throwable failure = failureWithin(writer);
+                assertInstanceOf(IOException.class, failure, "the blocked write ends with");
+                assertThrows(IOException.class, () -> ch.write(ByteBuffer.allocate(100)), "and so do later writes");
+            }
+        }
+    }
+
+    @Test
+    void shouldFailAReadWhenThePeerWasKilledBeforehand() throws Exception {
+        try (ChildJvm victim = ChildJvm.withProvider("server")) {
+            try (SocketChannel ch = command(victim.port(), 'P', 0)) {
+                victim.expect("STOPPED");
+                victim.kill();
+                assertThrows(IOException.class, () -> {
+                    // a read may return data the peer sent before dying; here there is none
+                    ch.read(ByteBuffer.allocate(100));
+                });
+            }
+        }
+    }
+
+    private static Throwable failureWithin(Task<?> task) throws Exception {
+        try {
+            task.result().get(PROMPTLY_SECONDS, TimeUnit.SECONDS);
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return e.getCause();
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("still blocked " + PROMPTLY_SECONDS + " s after the peer was killed: "
+                    + java.util.Arrays.toString(task.thread().getStackTrace()));
+        }
+    }
+}
