@@ -1,0 +1,168 @@
+package io.hadronio.it.netns;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Two "hosts" - network namespaces joined by a veth pair, our own test hosts - with
+ * hadroNIO on both and UCX restricted to tcp over the veth device: the same contract
+ * as on one host (bytes written before close arrive, then end-of-stream; a killed peer
+ * is noticed) across a real network path. Needs root and iproute2 (CI runs as root).
+ */
+@Timeout(120)
+class CrossHostTest {
+    private static final String NS_A = "hnio-a-" + ProcessHandle.current().pid();
+    private static final String NS_B = "hnio-b-" + ProcessHandle.current().pid();
+    private static final String VETH_A = "hva" + (ProcessHandle.current().pid() % 100000);
+    private static final String VETH_B = "hvb" + (ProcessHandle.current().pid() % 100000);
+    // addresses of our own namespaces, reachable only between them
+    private static final String ADDR_A = "10.231.77.1";
+    private static final String ADDR_B = "10.231.77.2";
+    private static boolean created;
+
+    @BeforeAll
+    static void createHosts() throws Exception {
+        boolean root = "0".equals(run(List.of("id", "-u")).trim());
+        Assumptions.assumeTrue(root, "network namespaces need root (CI runs as root)");
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/ip")) || Files.isExecutable(Path.of("/sbin/ip")),
+                "iproute2 (ip) missing: apt-get install iproute2");
+        sh("ip netns add " + NS_A);
+        sh("ip netns add " + NS_B);
+        created = true;
+        sh("ip link add " + VETH_A + " type veth peer name " + VETH_B);
+        sh("ip link set " + VETH_A + " netns " + NS_A);
+        sh("ip link set " + VETH_B + " netns " + NS_B);
+        sh("ip -n " + NS_A + " addr add " + ADDR_A + "/24 dev " + VETH_A);
+        sh("ip -n " + NS_B + " addr add " + ADDR_B + "/24 dev " + VETH_B);
+        for (String[] nsDev : new String[][] {{NS_A, VETH_A}, {NS_B, VETH_B}}) {
+            sh("ip -n " + nsDev[0] + " link set lo up");
+            sh("ip -n " + nsDev[0] + " link set " + nsDev[1] + " up");
+        }
+    }
+
+    @AfterAll
+    static void removeHosts() throws Exception {
+        if (created) {
+            run(List.of("ip", "netns", "del", NS_A));
+            run(List.of("ip", "netns", "del", NS_B));
+        }
+    }
+
+    private static void sh(String command) throws Exception {
+        run(List.of(command.split(" ")));
+    }
+
+    private static String run(List<String> command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException(command + " failed: " + out);
+        }
+        return out;
+    }
+
+    /** A JVM running {@link NetnsPeer} inside a namespace, with UCX on tcp over its veth. */
+    private static final class NsJvm implements AutoCloseable {
+        final Process process;
+        final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        final StringBuffer output = new StringBuffer();
+
+        NsJvm(String ns, String device, String... args) throws IOException {
+            String java = ProcessHandle.current().info().command().orElseThrow();
+            List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns, java,
+                    "--enable-native-access=ALL-UNNAMED", "-ea", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                    "-XX:+UseSerialGC",
+                    "-Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider",
+                    "-Dhadronio.ucx.TLS=tcp", "-Dhadronio.ucx.NET_DEVICES=" + device,
+                    "-cp", System.getProperty("java.class.path"), NetnsPeer.class.getName()));
+            command.addAll(List.of(args));
+            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+            Map<String, String> env = pb.environment();
+            env.put("UCX_TLS", "tcp");
+            env.put("UCX_NET_DEVICES", device);
+            process = pb.start();
+            Thread pump = new Thread(() -> {
+                try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = in.readLine()) != null) {
+                        output.append(line).append('\n');
+                        lines.add(line);
+                    }
+                } catch (IOException e) {
+                    // process gone
+                }
+            });
+            pump.setDaemon(true);
+            pump.start();
+        }
+
+        String expect(String prefix) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline) {
+                String line = lines.poll(100, TimeUnit.MILLISECONDS);
+                if (line != null && line.startsWith(prefix)) {
+                    return line.substring(prefix.length()).trim();
+                }
+                if (line != null && line.startsWith("ERROR")) {
+                    throw new AssertionError("peer failed:\n" + output);
+                }
+            }
+            throw new AssertionError("no '" + prefix + "' line; output:\n" + output);
+        }
+
+        @Override
+        public void close() {
+            process.destroyForcibly();
+        }
+    }
+
+    @Test
+    void shouldDeliverEverythingWrittenBeforeCloseAcrossTheVethPath() throws Exception {
+        try (NsJvm server = new NsJvm(NS_A, VETH_A, "server", ADDR_A)) {
+            int port = Integer.parseInt(server.expect("PORT "));
+            try (NsJvm client = new NsJvm(NS_B, VETH_B, "client", ADDR_A, String.valueOf(port),
+                    String.valueOf(20L * 1024 * 1024 + 11))) {
+                String transports = client.expect("TRANSPORTS ");
+                assertEquals("[tcp]", transports, "UCX must run on tcp over the veth pair");
+                String sent = client.expect("SENT ");
+                String received = server.expect("RECEIVED ");
+                assertEquals(sent, received, "bytes and checksum written before close() must all arrive");
+            }
+        }
+    }
+
+    @Test
+    void shouldEndABlockedReadWhenThePeerOnTheOtherHostIsKilled() throws Exception {
+        try (NsJvm server = new NsJvm(NS_A, VETH_A, "server", ADDR_A)) {
+            int port = Integer.parseInt(server.expect("PORT "));
+            NsJvm client = new NsJvm(NS_B, VETH_B, "idle-client", ADDR_A, String.valueOf(port));
+            try {
+                client.expect("CONNECTED ");
+                server.expect("ACCEPTED ");
+                client.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                String failure = server.expect("READ-FAILED ");
+                assertTrue(failure.contains("reset") || failure.contains("Reset"), failure);
+            } finally {
+                client.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.hadronio.it.netns;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Random;
+import java.util.zip.CRC32C;
+
+/**
+ * One side of {@link CrossHostTest}, run inside a network namespace:
+ * <ul>
+ * <li>{@code server ADDRESS}: accepts one connection, reads to end-of-stream, prints
+ *     {@code RECEIVED <bytes> <crc>} (or {@code ERROR ...} when the read fails);</li>
+ * <li>{@code client ADDRESS PORT BYTES}: connects, prints {@code TRANSPORTS ...}, writes
+ *     BYTES seeded-random bytes, closes at once, prints {@code SENT <bytes> <crc>};</li>
+ * <li>{@code idle-client ADDRESS PORT}: connects, prints {@code CONNECTED}, and waits to be killed.</li>
+ * </ul>
+ */
+public final class NetnsPeer {
+    private NetnsPeer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        try {
+            switch (args[0]) {
+                case "server" -> server(args[1]);
+                case "client" -> client(args[1], Integer.parseInt(args[2]), Long.parseLong(args[3]));
+                case "idle-client" -> idleClient(args[1], Integer.parseInt(args[2]));
+                default -> throw new IllegalArgumentException(args[0]);
+            }
+        } catch (Throwable t) {
+            System.out.println("ERROR " + t);
+            t.printStackTrace(System.out);
+            System.exit(3);
+        }
+    }
+
+    private static void server(String address) throws Exception {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(address, 0));
+            System.out.println("PORT " + ((InetSocketAddress) server.getLocalAddress()).getPort());
+            try (SocketChannel ch = server.accept()) {
+                System.out.println("ACCEPTED " + ch.getRemoteAddress());
+                CRC32C crc = new CRC32C();
+                ByteBuffer buf = ByteBuffer.allocateDirect(64 * 1024);
+                long total = 0;
+                try {
+                    int n;
+                    while ((n = ch.read(buf)) >= 0) {
+                        buf.flip();
+                        crc.update(buf);
+                        buf.clear();
+                        total += n;
+                    }
+                    System.out.println("RECEIVED " + total + " " + Long.toHexString(crc.getValue()));
+                } catch (java.io.IOException e) {
+                    System.out.println("READ-FAILED " + e.getClass().getName() + ": " + e.getMessage());
+                }
+            }
+        }
+        System.out.flush();
+    }
+
+    private static SocketChannel connect(String address, int port) throws Exception {
+        SocketChannel ch = SocketChannel.open();
+        ch.connect(new InetSocketAddress(address, port));
+        Object transports = ch.getClass().getMethod("transports").invoke(ch);
+        System.out.println("TRANSPORTS " + transports);
+        return ch;
+    }
+
+    private static void client(String address, int port, long bytes) throws Exception {
+        CRC32C crc = new CRC32C();
+        Random random = new Random(bytes);
+        SocketChannel ch = connect(address, port);
+        byte[] chunk = new byte[100_003];
+        long left = bytes;
+        while (left > 0) {
+            random.nextBytes(chunk);
+            int n = (int) Math.min(chunk.length, left);
+            ByteBuffer b = ByteBuffer.wrap(chunk, 0, n);
+            crc.update(chunk, 0, n);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            left -= n;
+        }
+        ch.close();
+        System.out.println("SENT " + bytes + " " + Long.toHexString(crc.getValue()));
+        System.out.flush();
+    }
+
+    private static void idleClient(String address, int port) throws Exception {
+        SocketChannel ch = connect(address, port);
+        System.out.println("CONNECTED " + ch.getLocalAddress());
+        System.out.flush();
+        Thread.sleep(120_000);
+    }
+}
