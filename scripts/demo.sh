@@ -255,6 +255,20 @@ print_section_ucx() {
       'BEGIN { printf "| %8s | %14.3f | %19.3f | %5.2f | %8.2f %-7s | %12.2f | %5.2f | %-9s |\n", s, bl, pl, bl / pl, bb, u, pb, pb / bb, t }'
   done
   echo
+  # every round, so that a round hit by other load on the machine is visible
+  echo "per round, binding/ucx_perftest (RTT µs; M msg/s at <= 64 B, else GB/s):"
+  for size in $SIZES; do
+    if [ "$size" -le 64 ]; then bb="${UCX_B_MR[$size]}"; pb="${UCX_P_MR[$size]}"; else bb="${UCX_B_BW[$size]}"; pb="${UCX_P_BW[$size]}"; fi
+    printf '  %-8s RTT %s   rate %s\n' "$(human "$size")" "$(pairs "${UCX_B_LAT[$size]}" "${UCX_P_LAT[$size]}")" "$(pairs "$bb" "$pb")"
+  done
+  echo
+}
+
+# pairs "A1 A2 .." "B1 B2 ..": "A1/B1 A2/B2 .." with 3 significant digits
+pairs() {
+  local a=($1) b=($2) i out=""
+  for i in "${!a[@]}"; do out+="$(awk -v x="${a[$i]}" -v y="${b[$i]:-nan}" 'BEGIN { printf "%.3g/%.3g", x, y }') "; done
+  echo "$out"
 }
 
 human() {
