@@ -245,6 +245,9 @@ public final class ControlLoop implements Runnable {
                     throw new ProtocolException("connection closed after " + header.position()
                             + " bytes of the handshake header");
                 }
+                if (header.position() >= 4) {
+                    Handshake.checkMagic(header);
+                }
                 if (header.hasRemaining()) {
                     return null;
                 }
