@@ -45,9 +45,9 @@ public class HadronioProvider extends SelectorProvider {
         this.platform = JdkInternals.platformProvider();
         this.runtime = config.enabled() ? startUcx(config, platform) : null;
         if (runtime != null) {
-            LOG.info("hadroNIO {} on UCX {}: {}", version(), Ucx.version(), config);
+            info("hadroNIO " + version() + " on UCX " + Ucx.version() + ": " + config);
         } else if (!config.enabled()) {
-            LOG.info("hadroNIO {} disabled (hadronio.enabled=false): using the JDK's provider", version());
+            info("hadroNIO " + version() + " disabled (hadronio.enabled=false): using the JDK's provider");
         }
     }
 
@@ -56,8 +56,33 @@ public class HadronioProvider extends SelectorProvider {
             Ucx.ensureAvailable();
             return UcxRuntime.start(config, platform);
         } catch (RuntimeException | IOException | LinkageError e) {
-            LOG.warn("hadroNIO: UCX unavailable ({}); running unaccelerated on the JDK's provider", e.getMessage());
+            warn("hadroNIO: UCX unavailable (" + e.getMessage() + "); running unaccelerated on the JDK's provider");
             return null;
+        }
+    }
+
+    /**
+     * True when SLF4J found no logging backend (it then drops everything): the
+     * start-up lines go to {@link System.Logger} instead, so that the one WARN about a
+     * missing UCX is never lost.
+     */
+    private static boolean slf4jSilent() {
+        return LoggerFactory.getILoggerFactory() instanceof org.slf4j.helpers.NOPLoggerFactory;
+    }
+
+    private static void info(String message) {
+        if (slf4jSilent()) {
+            System.getLogger(HadronioProvider.class.getName()).log(System.Logger.Level.INFO, message);
+        } else {
+            LOG.info(message);
+        }
+    }
+
+    private static void warn(String message) {
+        if (slf4jSilent()) {
+            System.getLogger(HadronioProvider.class.getName()).log(System.Logger.Level.WARNING, message);
+        } else {
+            LOG.warn(message);
         }
     }
 

@@ -65,7 +65,8 @@ final class NativeLibraries {
         try {
             return SymbolLookup.libraryLookup(name, Arena.global());
         } catch (IllegalArgumentException e) {
-            throw new UcxUnavailableException(name + " not found (package " + DEBIAN_PACKAGES + "): " + INSTALL_HINT, e);
+            throw new UcxUnavailableException(name + " could not be loaded (" + e.getMessage() + "; package "
+                    + DEBIAN_PACKAGES + "): " + INSTALL_HINT, e);
         }
     }
 
