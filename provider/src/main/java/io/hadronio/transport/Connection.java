@@ -122,7 +122,7 @@ public final class Connection implements WorkerGroup.Readiness {
         this.rxSliceSize = sliceSize;
         this.rxSliceCount = sliceCount;
         this.arena = Arena.ofShared();
-        this.rxArea = arena.allocate((long) sliceSize * sliceCount, 64);
+        this.rxArea = io.hadronio.platform.NativeMemory.allocate((long) sliceSize * sliceCount, arena);
         this.rxView = rxArea.asByteBuffer();
         this.rxRequests = new long[sliceCount];
         this.rxImmediate = new int[sliceCount];
@@ -161,7 +161,7 @@ public final class Connection implements WorkerGroup.Readiness {
             this.remoteId = peerId;
             this.txSliceSize = peerSliceSize;
             this.txSliceCount = peerSliceCount;
-            this.txArea = arena.allocate((long) peerSliceSize * peerSliceCount, 64);
+            this.txArea = io.hadronio.platform.NativeMemory.allocate((long) peerSliceSize * peerSliceCount, arena);
             this.txView = txArea.asByteBuffer();
             this.txRequests = new long[peerSliceCount];
             this.coalesceBelow = peerSliceCount / 2;
@@ -649,35 +649,62 @@ public final class Connection implements WorkerGroup.Readiness {
     }
 
     /**
-     * Frees everything: cancels the posted receives, closes the endpoint (flushing),
-     * and releases the memory. Called once, after the last reader and writer left and
-     * the sends completed (or the connection was reset).
+     * Frees everything: cancels the posted receives, closes the endpoint, and releases
+     * the memory. Called once, after the last reader and writer left and the sends
+     * completed (or the connection was reset, or the close linger ran out).
+     *
+     * <p>It never waits: it runs under the worker group's lock, which every read, write
+     * and new connection on the worker needs, on the control thread, which every close
+     * and handshake needs. (It used to progress up to a second per unfinished request and
+     * five seconds for the endpoint's flush; a peer killed with 8 sends in flight stalled
+     * all connections of the JVM for some 13 s, long enough for new connections to miss
+     * their handshake deadline.) Requests still in flight - sends a dead or silent peer
+     * never fetched, a receive mid-rendezvous - are handed back to UCX to finish in the
+     * background, and then the connection's memory, which they may still read or write,
+     * is deliberately left allocated rather than freed under them.
      */
     void release() {
         released = true;
+        boolean inFlight = false;
         lock.lock();
         try {
             if (worker.isOpen()) {
+                // one round for completions that are due (cancelled receives complete here)
                 for (int i = 0; i < rxRequests.length; i++) {
-                    cancelAndFree(rxRequests[i]);
+                    if (rxRequests[i] != NONE) {
+                        worker.cancel(rxRequests[i]);
+                    }
+                }
+                if (creditInRequest != NONE) {
+                    worker.cancel(creditInRequest);
+                }
+                worker.progress();
+                for (int i = 0; i < rxRequests.length; i++) {
+                    inFlight |= drop(rxRequests[i]);
                     rxRequests[i] = NONE;
                 }
-                cancelAndFree(creditInRequest);
+                inFlight |= drop(creditInRequest);
                 creditInRequest = NONE;
                 for (int k = 0; k < CREDIT_SLOTS; k++) {
-                    freeWhenDone(creditOutRequests[k]);
+                    inFlight |= drop(creditOutRequests[k]);
                     creditOutRequests[k] = NONE;
                 }
                 if (txRequests != null) {
                     for (int i = 0; i < txRequests.length; i++) {
-                        freeWhenDone(txRequests[i]);
+                        inFlight |= drop(txRequests[i]);
                         txRequests[i] = NONE;
                     }
                 }
                 if (endpoint != null) {
                     try {
-                        endpoint.close();
-                    } catch (UcxException e) {
+                        // a flushing close; if it cannot finish now (a dead peer), UCX
+                        // finishes it in the background (at the latest when the worker closes)
+                        long close = endpoint.closeNonBlocking(false);
+                        if (close != UcxWorker.COMPLETED) {
+                            worker.progress();
+                            worker.release(close);
+                        }
+                    } catch (UcxException | RuntimeException e) {
                         // the endpoint is gone either way
                     }
                 }
@@ -685,25 +712,18 @@ public final class Connection implements WorkerGroup.Readiness {
         } finally {
             lock.unlock();
         }
-        arena.close();
+        if (!inFlight) {
+            arena.close();
+        }
     }
 
-    private void cancelAndFree(long request) {
+    /** Gives a request back to UCX; true when it is still in progress (and may still use our memory). */
+    private boolean drop(long request) {
         if (request == NONE || request == UcxWorker.COMPLETED) {
-            return;
+            return false;
         }
-        worker.cancel(request);
-        freeWhenDone(request);
-    }
-
-    private void freeWhenDone(long request) {
-        if (request == NONE || request == UcxWorker.COMPLETED) {
-            return;
-        }
-        long deadline = System.nanoTime() + 1_000_000_000L;
-        while (worker.status(request) == UcsStatus.INPROGRESS && System.nanoTime() < deadline) {
-            worker.progress();
-        }
+        boolean inProgress = worker.status(request) == UcsStatus.INPROGRESS;
         worker.release(request);
+        return inProgress;
     }
 }
