@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.NotYetBoundException;
 import java.nio.channels.ServerSocketChannel;
@@ -136,6 +137,14 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 }
             }
             if (a == null || a == CLOSED) {
+                if (blocking && Thread.currentThread().isInterrupted()) {
+                    // Thread.interrupt() sets the status and unparks us before it runs the
+                    // channel's interruptor; if our end() got in first, the interruptor never
+                    // runs (we are no longer blocked on the channel). Do its work: close the
+                    // channel and report the interrupt, as the NIO contract says.
+                    close();
+                    throw new ClosedByInterruptException();
+                }
                 if (!isOpen()) {
                     throw new ClosedChannelException();
                 }

@@ -13,6 +13,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NoConnectionPendingException;
@@ -159,30 +160,51 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             if (!isBlocking()) {
                 return startNonBlockingConnect(isa);
             }
-            boolean completed = false;
+            // end() runs (inner finally) before a failed connect closes the channel (catch):
+            // the other way round, end() would take that close for an asynchronous one and
+            // throw AsynchronousCloseException in place of the real cause (as the JDK does)
             try {
-                begin();
-                if (timeoutMillis > 0) {
-                    tcp.socket().connect(isa, timeoutMillis);
-                } else {
-                    tcp.connect(isa);
-                }
-                int handshakeTimeout = timeoutMillis > 0 ? timeoutMillis : runtime.config().handshakeMillis();
-                Connector.Established established = Connector.connect(runtime, tcp, handshakeTimeout);
-                synchronized (stateLock) {
-                    if (state != ST_CONNECTIONPENDING || !isOpen()) {
-                        established.control().close();
-                        throw new AsynchronousCloseException();
+                boolean completed = false;
+                try {
+                    begin();
+                    if (timeoutMillis > 0) {
+                        tcp.socket().connect(isa, timeoutMillis);
+                    } else {
+                        tcp.connect(isa);
                     }
-                    connection = established.connection();
-                    control = established.control();
-                    state = ST_CONNECTED;
+                    int handshakeTimeout = timeoutMillis > 0 ? timeoutMillis : runtime.config().handshakeMillis();
+                    Connector.Established established = Connector.connect(runtime, tcp, handshakeTimeout);
+                    synchronized (stateLock) {
+                        if (state != ST_CONNECTIONPENDING || !isOpen()) {
+                            established.control().close();
+                            throw new AsynchronousCloseException();
+                        }
+                        connection = established.connection();
+                        control = established.control();
+                        state = ST_CONNECTED;
+                    }
+                    completed = true;
+                    return true;
+                } finally {
+                    end(completed);
                 }
-                completed = true;
-                return true;
-            } catch (AsynchronousCloseException e) {
-                throw e;
             } catch (IOException e) {
+                if (Thread.currentThread().isInterrupted()) {
+                    // an interrupt during the TCP connect or the handshake closes the kernel
+                    // socket (the channel the thread was blocked on; the handshake's stream
+                    // reports that as a SocketException), not this channel: close it and
+                    // report the interrupt, as the NIO contract says
+                    close();
+                    if (e instanceof ClosedByInterruptException) {
+                        throw e;
+                    }
+                    ClosedByInterruptException cbie = new ClosedByInterruptException();
+                    cbie.addSuppressed(e);
+                    throw cbie;
+                }
+                if (e instanceof AsynchronousCloseException) {
+                    throw e;
+                }
                 if (!isOpen()) {
                     AsynchronousCloseException ace = new AsynchronousCloseException();
                     ace.addSuppressed(e);
@@ -190,8 +212,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 }
                 close();
                 throw e;
-            } finally {
-                end(completed);
             }
         } finally {
             writeLock.unlock();

@@ -1,0 +1,201 @@
+package io.hadronio.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Arrays;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Blocked reads, writes and accepts end as the NIO contract says: close from another
+ * thread gives AsynchronousCloseException, Thread.interrupt gives
+ * ClosedByInterruptException and closes the channel.
+ */
+@Timeout(60)
+class AsyncCloseTest extends ItSupport {
+    static ChildJvm peer;
+    static int port;
+
+    @BeforeAll
+    static void startPeer() throws Exception {
+        peer = ChildJvm.withProvider("server");
+        port = peer.port();
+    }
+
+    @AfterAll
+    static void stopPeer() {
+        if (peer != null) {
+            peer.close();
+        }
+    }
+
+    /** A task that also records whether its thread's interrupt status was set when it ended. */
+    private static <T> Task<T> startRecordingInterrupt(AtomicBoolean interrupted, Callable<T> body) {
+        return start("blocked", () -> {
+            try {
+                return body.call();
+            } finally {
+                interrupted.set(Thread.currentThread().isInterrupted());
+            }
+        });
+    }
+
+    @Test
+    void shouldEndABlockedReadWithAsynchronousCloseExceptionWhenAnotherThreadCloses() throws Exception {
+        SocketChannel ch = command(port, 'E', 0);
+        Task<Integer> reader = start("reader", () -> ch.read(ByteBuffer.allocate(10)));
+        awaitBlockedIn(reader.thread(), ItSupport::hadronioWait);
+        ch.close();
+        assertEquals(AsynchronousCloseException.class, classOf(reader.failure()));
+        assertFalse(ch.isOpen());
+        assertThrows(ClosedChannelException.class, () -> ch.read(ByteBuffer.allocate(1)));
+    }
+
+    @Test
+    void shouldEndABlockedScatteringReadWithAsynchronousCloseExceptionWhenAnotherThreadCloses() throws Exception {
+        SocketChannel ch = command(port, 'E', 0);
+        Task<Long> reader = start("reader", () -> ch.read(new ByteBuffer[] {ByteBuffer.allocate(3),
+            ByteBuffer.allocateDirect(5)}));
+        awaitBlockedIn(reader.thread(), ItSupport::hadronioWait);
+        ch.close();
+        assertEquals(AsynchronousCloseException.class, classOf(reader.failure()));
+    }
+
+    @Test
+    void shouldEndABlockedWriteWithAsynchronousCloseExceptionWhenAnotherThreadCloses() throws Exception {
+        try (ChildJvm quiet = ChildJvm.withProvider("server")) {
+            SocketChannel ch = command(quiet.port(), 'Q', 0);
+            quiet.expect("QUIET");
+            Task<Integer> writer = start("writer", () -> ch.write(ByteBuffer.allocate(16 << 20)));
+            awaitBlockedIn(writer.thread(), ItSupport::hadronioWait);
+            ch.close();
+            assertEquals(AsynchronousCloseException.class, classOf(writer.failure()));
+            assertFalse(ch.isOpen());
+        }
+    }
+
+    @Test
+    void shouldCloseTheChannelAndThrowClosedByInterruptExceptionWhenABlockedReaderIsInterrupted()
+            throws Exception {
+        // repeated: the interrupt races with the reader's own wake-ups
+        for (int i = 0; i < 10; i++) {
+            SocketChannel ch = command(port, 'E', 0);
+            AtomicBoolean interrupted = new AtomicBoolean();
+            Task<Integer> reader = startRecordingInterrupt(interrupted, () -> ch.read(ByteBuffer.allocate(10)));
+            awaitBlockedIn(reader.thread(), ItSupport::hadronioWait);
+            reader.thread().interrupt();
+            assertEquals(ClosedByInterruptException.class, classOf(reader.failure()), "round " + i);
+            assertFalse(ch.isOpen(), "the interrupt closed the channel");
+            assertTrue(interrupted.get(), "the reader's interrupt status stays set");
+        }
+    }
+
+    @Test
+    void shouldCloseTheChannelAndThrowClosedByInterruptExceptionWhenABlockedWriterIsInterrupted()
+            throws Exception {
+        try (ChildJvm quiet = ChildJvm.withProvider("server")) {
+            SocketChannel ch = command(quiet.port(), 'Q', 0);
+            quiet.expect("QUIET");
+            AtomicBoolean interrupted = new AtomicBoolean();
+            Task<Integer> writer = startRecordingInterrupt(interrupted, () -> ch.write(ByteBuffer.allocate(16 << 20)));
+            awaitBlockedIn(writer.thread(), ItSupport::hadronioWait);
+            writer.thread().interrupt();
+            assertEquals(ClosedByInterruptException.class, classOf(writer.failure()));
+            assertFalse(ch.isOpen());
+            assertTrue(interrupted.get());
+        }
+    }
+
+    @Test
+    void shouldThrowClosedByInterruptExceptionWhenReadingWithTheInterruptStatusAlreadySet() throws Exception {
+        SocketChannel ch = command(port, 'E', 0);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        Task<Integer> reader = startRecordingInterrupt(interrupted, () -> {
+            Thread.currentThread().interrupt();
+            return ch.read(ByteBuffer.allocate(10));
+        });
+        assertEquals(ClosedByInterruptException.class, classOf(reader.failure()));
+        assertFalse(ch.isOpen());
+        assertTrue(interrupted.get());
+    }
+
+    @Test
+    void shouldEndABlockedAcceptWithAsynchronousCloseExceptionWhenAnotherThreadCloses() throws Exception {
+        ServerSocketChannel server = ServerSocketChannel.open().bind(loopback(0));
+        Task<SocketChannel> acceptor = start("acceptor", server::accept);
+        awaitParkedIn(acceptor.thread(), "accept");
+        server.close();
+        assertEquals(AsynchronousCloseException.class, classOf(acceptor.failure()));
+        assertFalse(server.isOpen());
+    }
+
+    @Test
+    void shouldCloseTheServerAndThrowClosedByInterruptExceptionWhenABlockedAcceptIsInterrupted()
+            throws Exception {
+        // repeated: the interrupt races with the accept's own wake-up
+        for (int i = 0; i < 20; i++) {
+            ServerSocketChannel server = ServerSocketChannel.open().bind(loopback(0));
+            AtomicBoolean interrupted = new AtomicBoolean();
+            Task<SocketChannel> acceptor = startRecordingInterrupt(interrupted, server::accept);
+            awaitParkedIn(acceptor.thread(), "accept");
+            acceptor.thread().interrupt();
+            assertEquals(ClosedByInterruptException.class, classOf(acceptor.failure()), "round " + i);
+            assertFalse(server.isOpen(), "round " + i);
+            assertTrue(interrupted.get(), "round " + i);
+        }
+    }
+
+    @Test
+    void shouldCloseTheChannelAndThrowClosedByInterruptExceptionWhenInterruptedInTheHandshake()
+            throws Exception {
+        // a kernel TCP server that accepts (its backlog does) but never answers the handshake
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, LOOPBACK)) {
+            SocketChannel ch = SocketChannel.open();
+            AtomicBoolean interrupted = new AtomicBoolean();
+            Task<Boolean> connector = startRecordingInterrupt(interrupted,
+                    () -> ch.connect(loopback(silent.getLocalPort())));
+            awaitBlockedIn(connector.thread(), e -> e.getClassName().equals("io.hadronio.transport.Handshake")
+                    && e.getMethodName().equals("readFully"));
+            connector.thread().interrupt();
+            assertEquals(ClosedByInterruptException.class, classOf(connector.failure()));
+            assertFalse(ch.isOpen(), "the interrupt closed the channel");
+            assertTrue(interrupted.get());
+        }
+    }
+
+    private static Class<?> classOf(Throwable t) {
+        if (t == null) {
+            throw new AssertionError("the blocked call returned normally");
+        }
+        return t.getClass();
+    }
+
+    /** Waits until the thread is parked (waiting) inside a method of this name. */
+    private static void awaitParkedIn(Thread thread, String method) throws InterruptedException {
+        while (true) {
+            Thread.State state = thread.getState();
+            StackTraceElement[] stack = thread.getStackTrace();
+            if ((state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING)
+                    && Arrays.stream(stack).anyMatch(e -> e.getMethodName().equals(method))) {
+                return;
+            }
+            if (!thread.isAlive()) {
+                throw new AssertionError(thread.getName() + " ended before blocking");
+            }
+            Thread.sleep(5);
+        }
+    }
+}
