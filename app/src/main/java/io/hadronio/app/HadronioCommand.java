@@ -1,6 +1,7 @@
 package io.hadronio.app;
 
 import io.hadronio.app.blocking.BlockingCommand;
+import io.hadronio.app.netty.NettyCommand;
 import io.hadronio.app.ucx.UcxCommand;
 import io.hadronio.ucx.Ucx;
 import picocli.CommandLine;
@@ -17,7 +18,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
-        subcommands = {UcxCommand.class, BlockingCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {UcxCommand.class, BlockingCommand.class, NettyCommand.class, CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec
     private CommandSpec spec;

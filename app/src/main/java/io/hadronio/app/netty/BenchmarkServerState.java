@@ -1,0 +1,41 @@
+package io.hadronio.app.netty;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** What a benchmark server counts: connections finished, of how many the client announced. */
+final class BenchmarkServerState {
+    private final AtomicInteger finished = new AtomicInteger();
+    private final AtomicInteger failures = new AtomicInteger();
+    private volatile long expected = Long.MAX_VALUE;
+    private final CompletableFuture<Void> done = new CompletableFuture<>();
+
+    /** A connection's header said how many connections the client makes. */
+    void expect(long connections) {
+        expected = connections;
+        if (finished.get() >= connections) {
+            done.complete(null);
+        }
+    }
+
+    void finished(boolean failed) {
+        if (failed) {
+            failures.incrementAndGet();
+        }
+        if (finished.incrementAndGet() >= expected) {
+            done.complete(null);
+        }
+    }
+
+    int finished() {
+        return finished.get();
+    }
+
+    int failures() {
+        return failures.get();
+    }
+
+    CompletableFuture<Void> done() {
+        return done;
+    }
+}
