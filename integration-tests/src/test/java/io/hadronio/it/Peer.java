@@ -41,7 +41,8 @@ import java.util.stream.Collectors;
  *     <li>{@code P n}: read n bytes, print {@code STOPPED}, never read again;
  *     <li>{@code T}: print {@code TRANSPORTS t}, send t (int length + UTF-8), then echo.
  *     </ul>
- * <li>{@code client port n}: connects to 127.0.0.1:port, prints {@code CONNECTED localPort},
+ * <li>{@code client port n}: connects to 127.0.0.1:port, prints {@code CONNECTED localPort} and
+ *     {@code TRANSPORTS t},
  *     sends n stream bytes, shuts its output down, reads the echo, prints {@code RECEIVED ...}.
  * <li>{@code plain-client port garbage|silent}: a {@link Socket} that sends garbage or nothing
  *     and then reads; prints {@code EOF n}, {@code RESET msg} or {@code TIMEOUT}.
@@ -214,6 +215,7 @@ public final class Peer {
     private static void client(int port, long n) throws Exception {
         try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))) {
             say("CONNECTED " + ((InetSocketAddress) ch.getLocalAddress()).getPort());
+            say("TRANSPORTS " + transports(ch));
             Thread writer = new Thread(() -> {
                 try {
                     Data.write(ch, n);
