@@ -41,8 +41,8 @@ import java.util.stream.Collectors;
  *     <li>{@code P n}: read n bytes, print {@code STOPPED}, never read again;
  *     <li>{@code T}: print {@code TRANSPORTS t}, send t (int length + UTF-8), then echo.
  *     </ul>
- * <li>{@code client port n}: connects to 127.0.0.1:port, prints {@code CONNECTED localPort} and
- *     {@code TRANSPORTS t},
+ * <li>{@code client port n [E]}: connects to 127.0.0.1:port (with E: a Peer server, sent the
+ *     echo command first), prints {@code CONNECTED localPort} and {@code TRANSPORTS t},
  *     sends n stream bytes, shuts its output down, reads the echo, prints {@code RECEIVED ...}.
  * <li>{@code plain-client port garbage|silent}: a {@link Socket} that sends garbage or nothing
  *     and then reads; prints {@code EOF n}, {@code RESET msg} or {@code TIMEOUT}.
@@ -61,7 +61,7 @@ public final class Peer {
         try {
             switch (args[0]) {
                 case "server" -> server();
-                case "client" -> client(Integer.parseInt(args[1]), Long.parseLong(args[2]));
+                case "client" -> client(Integer.parseInt(args[1]), Long.parseLong(args[2]), args.length > 3);
                 case "plain-client" -> plainClient(Integer.parseInt(args[1]), args[2].equals("garbage"));
                 case "selftest" -> selftest();
                 case "options" -> options();
@@ -212,8 +212,15 @@ public final class Peer {
 
     // ---- clients -----------------------------------------------------------------------------
 
-    private static void client(int port, long n) throws Exception {
+    private static void client(int port, long n, boolean toPeerServer) throws Exception {
         try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))) {
+            if (toPeerServer) {
+                // a Peer server: ask it to echo
+                ByteBuffer header = ByteBuffer.allocate(9).put((byte) 'E').putLong(0).flip();
+                while (header.hasRemaining()) {
+                    ch.write(header);
+                }
+            }
             say("CONNECTED " + ((InetSocketAddress) ch.getLocalAddress()).getPort());
             say("TRANSPORTS " + transports(ch));
             Thread writer = new Thread(() -> {
