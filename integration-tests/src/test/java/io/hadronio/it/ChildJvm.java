@@ -19,11 +19,11 @@ import java.util.concurrent.TimeUnit;
  * {@code CLOSED}, ...) and send it commands on its stdin. {@link #close()} kills it
  * (SIGKILL) if it still runs, so no test leaves a process behind.
  */
-final class ChildJvm implements AutoCloseable {
-    static final String PROVIDER_PROPERTY = "java.nio.channels.spi.SelectorProvider";
-    static final String PROVIDER = "io.hadronio.HadronioProvider";
+public final class ChildJvm implements AutoCloseable {
+    public static final String PROVIDER_PROPERTY = "java.nio.channels.spi.SelectorProvider";
+    public static final String PROVIDER = "io.hadronio.HadronioProvider";
     // how long a peer may take to print an expected line (a hang guard, not a measurement)
-    static final Duration LINE_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration LINE_TIMEOUT = Duration.ofSeconds(30);
     // every child JVM we started and did not close yet, killed at shutdown as a last resort
     private static final List<Process> LIVE = new ArrayList<>();
 
@@ -78,7 +78,7 @@ final class ChildJvm implements AutoCloseable {
         return start(Peer.class, List.of(), args);
     }
 
-    static ChildJvm start(Class<?> main, List<String> jvmOptions, String... args) throws IOException {
+    public static ChildJvm start(Class<?> main, List<String> jvmOptions, String... args) throws IOException {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> command = new ArrayList<>();
@@ -101,7 +101,7 @@ final class ChildJvm implements AutoCloseable {
         return new ChildJvm(process, main.getSimpleName() + " " + String.join(" ", args) + " " + jvmOptions);
     }
 
-    Process process() {
+    public Process process() {
         return process;
     }
 
@@ -109,7 +109,7 @@ final class ChildJvm implements AutoCloseable {
      * Waits for the next line starting with {@code prefix} (other lines, e.g. logging,
      * are skipped) and returns what follows the prefix, trimmed.
      */
-    String expect(String prefix) throws InterruptedException {
+    public String expect(String prefix) throws InterruptedException {
         long deadline = System.nanoTime() + LINE_TIMEOUT.toNanos();
         while (true) {
             long left = deadline - System.nanoTime();
@@ -133,18 +133,18 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** The port a server peer printed ({@code PORT n}). */
-    int port() throws InterruptedException {
+    public int port() throws InterruptedException {
         return Integer.parseInt(expect("PORT "));
     }
 
     /** Sends a line to the child's stdin. */
-    void send(String line) throws IOException {
+    public void send(String line) throws IOException {
         stdin.write((line + "\n").getBytes(StandardCharsets.UTF_8));
         stdin.flush();
     }
 
     /** Waits for the child to exit (a hang guard) and returns its exit code. */
-    int awaitExit() throws InterruptedException {
+    public int awaitExit() throws InterruptedException {
         if (!process.waitFor(LINE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
             throw new AssertionError("child still running: " + report());
         }
@@ -152,16 +152,16 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** SIGKILL, and wait until it is gone. */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
     }
 
-    String output() {
+    public String output() {
         return output.toString();
     }
 
-    String report() {
+    public String report() {
         return "child JVM (" + description + ")" + (process.isAlive() ? " running" : " exited with "
                 + process.exitValue()) + ", output:\n" + output;
     }

@@ -11,12 +11,12 @@ import java.util.zip.CRC32;
  * receiver checks every byte without holding a copy, and a lost, duplicated or
  * reordered chunk shows at once. A CRC32 over the stream summarises it in a peer's report.
  */
-final class Data {
+public final class Data {
     private Data() {
     }
 
     /** Byte {@code i} of every test stream. */
-    static byte at(long i) {
+    public static byte at(long i) {
         long h = (i + 1) * 0x9E3779B97F4A7C15L;
         return (byte) (h >>> 56 ^ h >>> 29);
     }
@@ -29,7 +29,7 @@ final class Data {
         return b;
     }
 
-    static long crc(long n) {
+    public static long crc(long n) {
         CRC32 crc = new CRC32();
         byte[] chunk = new byte[64 * 1024];
         for (long off = 0; off < n; off += chunk.length) {
