@@ -17,10 +17,11 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
     // for channels of the JDK's provider: their fd, else -1
     final int platformFd;
 
-    HadronioSelectionKey(SelectableChannel channel, HadronioSelector selector, int platformFd) {
+    HadronioSelectionKey(SelectableChannel channel, HadronioSelector selector, int platformFd, int interestOps) {
         this.channel = channel;
         this.selector = selector;
         this.platformFd = platformFd;
+        this.interestOps = interestOps;
     }
 
     @Override
@@ -51,9 +52,10 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
         if ((ops & ~channel.validOps()) != 0) {
             throw new IllegalArgumentException("Invalid interest ops " + ops + " for " + channel);
         }
-        interestOps = ops;
-        // a selection in progress must look again with the new interest set
-        selector.wakeup();
+        if (interestOps != ops) {
+            interestOps = ops;
+            selector.interestChanged();
+        }
         return this;
     }
 

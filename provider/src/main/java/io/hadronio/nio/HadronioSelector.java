@@ -40,8 +40,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * reflection do not apply to this class (they fail and fall back, as Netty's do).
  */
 public final class HadronioSelector extends AbstractSelector {
-    // longest sleep without any wake-up; bounds the cost of a missed signal
-    private static final int MAX_SLEEP_MILLIS = 250;
+    // longest sleep without any wake-up; bounds the cost of a missed signal. Tests set it
+    // to hours, so that a missed wake-up shows as a hang instead of a slow selection.
+    static volatile int maxSleepMillis = 250;
 
     private final UcxRuntime runtime;
     private final WorkerGroup[] groups;
@@ -51,6 +52,8 @@ public final class HadronioSelector extends AbstractSelector {
     private final Set<SelectionKey> publicSelectedKeys = new UngrowableSet(selectedKeys);
     // a wakeup() not yet consumed by a selection
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
+    // a selection sleeps in poll(2): interest changes must signal it
+    private volatile boolean sleeping;
     // reused each selection: fds to poll, and the JDK-provider keys behind them
     private final PollSet pollSet = new PollSet(16);
     private HadronioSelectionKey[] polledKeys = new HadronioSelectionKey[16];
@@ -84,17 +87,26 @@ public final class HadronioSelector extends AbstractSelector {
     @Override
     protected SelectionKey register(AbstractSelectableChannel channel, int ops, Object attachment) {
         int fd = -1;
-        if (!(channel instanceof UcxSelectable)) {
+        if (channel instanceof UcxSelectable) {
+            // another provider instance has its own workers, whose events we never sleep on
+            if (channel.provider() != provider()) {
+                throw new IllegalSelectorException();
+            }
+        } else {
             if (!PlatformChannels.isPlatformChannel(channel)) {
                 throw new IllegalSelectorException();
             }
             fd = PlatformChannels.fd(channel);
         }
         ensureOpen();
-        HadronioSelectionKey key = new HadronioSelectionKey(channel, this, fd);
+        HadronioSelectionKey key = new HadronioSelectionKey(channel, this, fd, ops);
         key.attach(attachment);
         keys.add(key);
-        key.interestOps(ops);
+        if (!isOpen()) {
+            // closed meanwhile, after (or while) implCloseSelector deregistered the keys it saw
+            keys.remove(key);
+            throw new ClosedSelectorException();
+        }
         return key;
     }
 
@@ -126,6 +138,12 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /**
+     * A selection: cancelled keys leave first, then the loop progresses the workers and
+     * asks every key until one is updated, busy for the spin window, then sleeping.
+     * Keys cancelled during the selection leave at the next one, so the value returned
+     * is exactly the number of keys added to the selected set or given new ready ops
+     * (what {@code Selector.select(Consumer)} asserts).
+     *
      * @param timeout -1: until something is ready or a wakeup; 0: do not wait; > 0: at most that many ms
      */
     private int doSelect(long timeout) throws IOException {
@@ -151,12 +169,14 @@ public final class HadronioSelector extends AbstractSelector {
                 if (now - deadline >= 0) {
                     break;
                 }
+                processDeregisterQueue();
                 if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0) {
                     Thread.onSpinWait();
                     continue;
                 }
-                updated = sleep(deadline == Long.MAX_VALUE ? MAX_SLEEP_MILLIS
-                        : (int) Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now + 999_999) / 1_000_000)));
+                int cap = maxSleepMillis;
+                updated = sleep(deadline == Long.MAX_VALUE ? cap
+                        : (int) Math.max(1, Math.min(cap, (deadline - now + 999_999) / 1_000_000)));
                 if (updated > 0 || wakeupPending.getAndSet(false)) {
                     break;
                 }
@@ -164,7 +184,6 @@ public final class HadronioSelector extends AbstractSelector {
         } finally {
             end();
         }
-        processDeregisterQueue();
         return updated;
     }
 
@@ -175,31 +194,51 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /**
-     * Arms the workers and sleeps on their event fds and the JDK channels' fds.
-     * Returns the keys updated afterwards.
+     * Sleeps on the workers' event fds and the JDK channels' fds. Returns the keys
+     * updated afterwards.
+     *
+     * <p>Order matters: the selector first counts itself as a sleeper (from then on, any
+     * thread whose progress completes something signals the event fd), asks the keys
+     * once more, and arms the workers last. Arming refuses (we look again instead of
+     * sleeping) when events or signals came in since; asking the keys after arming could
+     * progress the worker and swallow the event that should wake us.
      */
     private int sleep(int timeoutMillis) throws IOException {
         for (WorkerGroup g : groups) {
             g.beginSleep();
         }
+        sleeping = true;
         try {
             int polled = preparePoll();
-            for (WorkerGroup g : groups) {
-                if (!g.arm()) {
-                    // events queued: do not sleep, look again
-                    return scan(pollPlatform(0));
-                }
-            }
             int updated = scan(0);
             if (updated > 0 || wakeupPending.get()) {
                 return updated;
             }
+            for (WorkerGroup g : groups) {
+                if (!g.arm()) {
+                    // events came in: look again instead of sleeping
+                    return 0;
+                }
+            }
             pollSet.poll(timeoutMillis);
             return scan(polled);
         } finally {
+            sleeping = false;
             for (WorkerGroup g : groups) {
                 g.endSleep();
             }
+        }
+    }
+
+    /**
+     * A key's interest set changed. A selection that sleeps must look again (the new
+     * interest may be ready now, or need another fd polled); one that is spinning sees
+     * it on its next pass. Unlike {@link #wakeup()}, this does not end the selection,
+     * so an event loop that changes interest ops never selects for nothing.
+     */
+    void interestChanged() {
+        if (sleeping) {
+            groups[0].wakeSleepers();
         }
     }
 

@@ -191,8 +191,10 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     /**
-     * Drains pending events and arms the event fd. False when events keep arriving
-     * (look again instead of sleeping).
+     * Arms the event fd unless there is something to look at first. False when progress
+     * handled events (they may have made a key ready that the caller already asked: a
+     * message that arrived before arming signals nothing, so sleeping now would miss it)
+     * or when events are queued; the caller looks again instead of sleeping.
      */
     public boolean arm() throws IOException {
         lock.lock();
@@ -200,8 +202,8 @@ public final class WorkerGroup implements AutoCloseable {
             if (!worker.isOpen()) {
                 throw new IOException("UCX worker closed");
             }
-            while (worker.progress() > 0) {
-                // arm() refuses while events are queued
+            if (worker.progress() > 0) {
+                return false;
             }
             return worker.arm();
         } finally {
