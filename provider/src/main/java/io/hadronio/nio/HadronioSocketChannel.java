@@ -655,7 +655,11 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     }
                     state = ST_CLOSED;
                     if (control != null) {
-                        control.close();
+                        if (lingerZero()) {
+                            control.abort();
+                        } else {
+                            control.close();
+                        }
                     }
                 }
             } finally {
@@ -663,6 +667,16 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         } finally {
             readLock.unlock();
+        }
+    }
+
+    /** SO_LINGER 0: close is abortive (the peer sees a reset), as with the JDK's sockets. */
+    private boolean lingerZero() {
+        try {
+            Integer linger = tcp.getOption(java.net.StandardSocketOptions.SO_LINGER);
+            return linger != null && linger == 0;
+        } catch (IOException e) {
+            return false;
         }
     }
 

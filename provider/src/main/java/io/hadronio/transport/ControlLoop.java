@@ -488,6 +488,22 @@ public final class ControlLoop implements Runnable {
             unfinishedCloses.incrementAndGet();
             execute(() -> closing.add(new Closing(this, true)));
         }
+
+        /**
+         * Abortive local close ({@code SO_LINGER} 0), as the kernel does it: nothing more
+         * is sent, unsent bytes are dropped, and the control socket (which has
+         * {@code SO_LINGER} 0 itself) closes with a reset, which the peer reports as one.
+         */
+        public void abort() {
+            execute(() -> {
+                SelectionKey key = tcp.keyFor(selector);
+                if (key != null) {
+                    key.cancel();
+                }
+                closeQuietly(tcp);
+                connection.release();
+            });
+        }
     }
 
     private record Closing(Control control, boolean close, long deadline) {
