@@ -213,21 +213,24 @@ public final class UcxWorker implements AutoCloseable {
      * (negative: no limit), with {@code poll(2)}. Call {@link #arm()} first and sleep
      * only when it returned true. Unlike {@link #await()} it is bounded, and several
      * threads may sleep on one worker at once ({@link #signal()} wakes them all). The
-     * caller need not hold the worker's lock. It allocates a pollfd per call: this is
-     * the path after busy-polling gave up, where a syscall dominates anyway.
+     * caller need not hold the worker's lock. Allocates nothing: each thread has its
+     * own {@code struct pollfd}.
      *
      * @return true when the fd became readable, false on timeout or EINTR
      */
     public boolean waitForEvents(int timeoutMillis) throws UcxException {
         int fd = eventFd();
-        try (Arena a = Arena.ofConfined()) {
-            // struct pollfd { int fd; short events; short revents; }, POLLIN = 1
-            MemorySegment pollfd = a.allocate(8, 8);
-            pollfd.set(ValueLayout.JAVA_INT, 0, fd);
-            pollfd.set(ValueLayout.JAVA_SHORT, 4, (short) 1);
-            return Ucp.poll(pollfd.address(), 1, timeoutMillis) > 0;
-        }
+        // struct pollfd { int fd; short events; short revents; }, POLLIN = 1
+        MemorySegment pollfd = POLLFD.get();
+        pollfd.set(ValueLayout.JAVA_INT, 0, fd);
+        pollfd.set(ValueLayout.JAVA_SHORT, 4, (short) 1);
+        pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        return Ucp.poll(pollfd.address(), 1, timeoutMillis) > 0;
     }
+
+    // one struct pollfd per thread for waitForEvents; freed by the GC with its thread
+    private static final ThreadLocal<MemorySegment> POLLFD =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(8, 8));
 
     // ---- addresses and endpoints ---------------------------------------------------------
 
