@@ -232,9 +232,12 @@ class NonBlockingContractTest extends ContractSupport {
                 written += n;
             }
             assertTrue(written > 0);
+            // writing on: the kernel may find a little more room (windows grow), but never without bound
             for (int i = 0; i < 100; i++) {
-                assertEquals(0, c.client().write(pattern(out, written)));
+                written += c.client().write(pattern(out, written));
             }
+            assertTrue(written < BACK_PRESSURE_BOUND, "a receiver that does not read made us buffer "
+                    + written + " bytes");
 
             // the receiver reads everything: the writer becomes writable and the bytes are all there, in order
             ByteBuffer in = ByteBuffer.allocate(64 * 1024);

@@ -1,8 +1,10 @@
 package io.hadronio.nio;
 
+import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
 import io.hadronio.transport.UcxRuntime;
+import io.hadronio.transport.Waiters;
 import io.hadronio.transport.WorkerGroup;
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
@@ -19,6 +21,7 @@ import java.util.Iterator;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A {@link java.nio.channels.Selector} for hadroNIO channels and, alongside them,
@@ -27,11 +30,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>A selection progresses the UCX workers, asks each registered hadroNIO channel
  * which of its interest ops are ready (from UCX request state and control events), and
  * polls the fds of the JDK's channels. Nothing ready: it busy-polls for the configured
- * window, then arms the workers and sleeps in {@code poll(2)} on their event fds plus
- * the JDK channels' fds. Everything that can make a hadroNIO channel ready signals a
- * worker (UCX events by themselves; control events, accepted connections, finished
- * connects and {@link #wakeup()} through {@code ucp_worker_signal}), so a sleeping
- * selection wakes promptly.
+ * window, then sleeps in {@code poll(2)} on its own eventfd, the JDK channels' fds and
+ * the event fd of each worker it watches (one thread at a time watches a worker; see
+ * {@link Waiters}). Everything that can make a hadroNIO channel ready wakes it: UCX
+ * events through the worker's event fd, or through our eventfd when another thread
+ * handled them; control events, accepted connections, finished connects, interest
+ * changes and {@link #wakeup()} through our eventfd.
  *
  * <p>Sets follow {@code sun.nio.ch.SelectorImpl}: {@link #keys()} is unmodifiable,
  * {@link #selectedKeys()} allows removal but not addition; cancelled keys leave at the
@@ -52,18 +56,33 @@ public final class HadronioSelector extends AbstractSelector {
     private final Set<SelectionKey> publicSelectedKeys = new UngrowableSet(selectedKeys);
     // a wakeup() not yet consumed by a selection
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
-    // a selection sleeps in poll(2): interest changes must signal it
+    // a selection is sleeping (or about to): wakeup() and interest changes must signal it
     private volatile boolean sleeping;
+    // our own wake-up fd, polled in every sleep
+    private final EventFd wakeFd;
+    // this selector among a worker's waiters: others wake it through wakeFd
+    private final Waiters.Waiter waiter;
     // reused each selection: fds to poll, and the JDK-provider keys behind them
     private final PollSet pollSet = new PollSet(16);
     private HadronioSelectionKey[] polledKeys = new HadronioSelectionKey[16];
+    // index of the first JDK channel's fd in pollSet
+    private int platformBase;
+    // registered keys of JDK channels; none: no poll(2) while spinning
+    private final AtomicInteger platformKeys = new AtomicInteger();
     private final long spinNanos;
 
-    public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) {
+    public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) throws IOException {
         super(provider);
         this.runtime = runtime;
         this.groups = runtime.groups();
         this.spinNanos = runtime.config().spinNanos();
+        this.wakeFd = new EventFd();
+        this.waiter = new Waiters.Waiter() {
+            @Override
+            protected void wake() {
+                wakeFd.signal();
+            }
+        };
     }
 
     private void ensureOpen() {
@@ -101,12 +120,17 @@ public final class HadronioSelector extends AbstractSelector {
         ensureOpen();
         HadronioSelectionKey key = new HadronioSelectionKey(channel, this, fd, ops);
         key.attach(attachment);
+        if (fd >= 0) {
+            platformKeys.incrementAndGet();
+        }
         keys.add(key);
         if (!isOpen()) {
             // closed meanwhile, after (or while) implCloseSelector deregistered the keys it saw
             keys.remove(key);
             throw new ClosedSelectorException();
         }
+        // a sleeping selection polls the fds it had: a JDK channel's must be added
+        interestChanged();
         return key;
     }
 
@@ -194,59 +218,68 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /**
-     * Sleeps on the workers' event fds and the JDK channels' fds. Returns the keys
-     * updated afterwards.
+     * Sleeps on our eventfd, the event fds of the workers we watch and the JDK channels'
+     * fds. Returns the keys updated afterwards.
      *
-     * <p>Order matters: the selector first counts itself as a sleeper (from then on, any
-     * thread whose progress completes something signals the event fd), asks the keys
-     * once more, and arms the workers last. Arming refuses (we look again instead of
-     * sleeping) when events or signals came in since; asking the keys after arming could
-     * progress the worker and swallow the event that should wake us.
+     * <p>Order matters: the selector first enters the workers' waiters (from then on, any
+     * thread whose progress handles events wakes us), asks the keys once more, and arms
+     * the workers it watches last. Arming refuses (we look again instead of sleeping)
+     * when events came in since; asking the keys after arming could progress the worker
+     * and swallow the event that should wake us.
      */
     private int sleep(int timeoutMillis) throws IOException {
-        for (WorkerGroup g : groups) {
-            g.beginSleep();
-        }
+        waiter.bind();
         sleeping = true;
+        for (WorkerGroup g : groups) {
+            g.enter(waiter);
+        }
         try {
-            int polled = preparePoll();
             int updated = scan(0);
             if (updated > 0 || wakeupPending.get()) {
                 return updated;
             }
+            pollSet.clear();
+            pollSet.add(wakeFd.fd(), PollSet.POLLIN);
             for (WorkerGroup g : groups) {
-                if (!g.arm()) {
-                    // events came in: look again instead of sleeping
+                int watch = g.watch(waiter);
+                if (watch == WorkerGroup.LOOK_AGAIN) {
                     return 0;
                 }
+                if (watch == WorkerGroup.WATCHING) {
+                    pollSet.add(g.eventFd(), PollSet.POLLIN);
+                }
             }
+            int polled = addPlatformFds();
             pollSet.poll(timeoutMillis);
+            if (pollSet.revents(0) != 0) {
+                wakeFd.drain();
+            }
             return scan(polled);
         } finally {
-            sleeping = false;
             for (WorkerGroup g : groups) {
-                g.endSleep();
+                g.leave(waiter);
             }
+            sleeping = false;
         }
     }
 
     /**
-     * A key's interest set changed. A selection that sleeps must look again (the new
-     * interest may be ready now, or need another fd polled); one that is spinning sees
-     * it on its next pass. Unlike {@link #wakeup()}, this does not end the selection,
-     * so an event loop that changes interest ops never selects for nothing.
+     * A key's interest set changed, or a key was registered. A selection that sleeps must
+     * look again (the new interest may be ready now, or need another fd polled); one that
+     * is spinning sees it on its next pass. Unlike {@link #wakeup()}, this does not end
+     * the selection, so an event loop that changes interest ops never selects for nothing.
      */
     void interestChanged() {
         if (sleeping) {
-            groups[0].wakeSleepers();
+            wakeFd.signal();
         }
     }
 
-    /** Fills the poll set: worker event fds first, then JDK channels. Returns the JDK channels polled. */
-    private int preparePoll() throws IOException {
-        pollSet.clear();
-        for (WorkerGroup g : groups) {
-            pollSet.add(g.eventFd(), PollSet.POLLIN);
+    /** Appends the fds of the JDK channels with interest to the poll set; returns how many. */
+    private int addPlatformFds() {
+        platformBase = pollSet.size();
+        if (platformKeys.get() == 0) {
+            return 0;
         }
         int n = 0;
         for (SelectionKey k : keys) {
@@ -276,7 +309,11 @@ public final class HadronioSelector extends AbstractSelector {
 
     /** Polls the JDK channels' fds without waiting; returns how many were polled. */
     private int pollPlatform(int timeoutMillis) throws IOException {
-        int n = preparePoll();
+        if (platformKeys.get() == 0) {
+            return 0;
+        }
+        pollSet.clear();
+        int n = addPlatformFds();
         if (n > 0) {
             pollSet.poll(timeoutMillis);
         }
@@ -285,7 +322,7 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * Updates the ready sets: hadroNIO channels are asked, JDK channels are read from
-     * the poll set's revents ({@code polled} entries after the worker fds).
+     * the poll set's revents ({@code polled} entries from {@link #platformBase}).
      */
     private int scan(int polled) {
         int updated = 0;
@@ -309,7 +346,7 @@ public final class HadronioSelector extends AbstractSelector {
             if (!key.isValid()) {
                 continue;
             }
-            int revents = pollSet.revents(groups.length + i);
+            int revents = pollSet.revents(platformBase + i);
             if (revents == 0) {
                 continue;
             }
@@ -355,7 +392,9 @@ public final class HadronioSelector extends AbstractSelector {
             for (Iterator<SelectionKey> it = cancelled.iterator(); it.hasNext(); ) {
                 HadronioSelectionKey key = (HadronioSelectionKey) it.next();
                 it.remove();
-                keys.remove(key);
+                if (keys.remove(key) && key.platformFd >= 0) {
+                    platformKeys.decrementAndGet();
+                }
                 selectedKeys.remove(key);
                 deregister(key);
                 killIfClosed(key.channel(), key.platformFd);
@@ -369,10 +408,15 @@ public final class HadronioSelector extends AbstractSelector {
         }
     }
 
+    /**
+     * Ends the current or next selection. Coalesced: only the first wakeup() after a
+     * selection consumed the last one does anything, and it signals our eventfd only when
+     * a selection sleeps (it sets {@link #sleeping} before it reads the flag set here).
+     */
     @Override
     public HadronioSelector wakeup() {
-        if (!wakeupPending.getAndSet(true)) {
-            groups[0].wakeSleepers();
+        if (!wakeupPending.getAndSet(true) && sleeping) {
+            wakeFd.signal();
         }
         return this;
     }
@@ -388,10 +432,12 @@ public final class HadronioSelector extends AbstractSelector {
                     killIfClosed(key.channel(), key.platformFd);
                 }
                 keys.clear();
+                platformKeys.set(0);
                 selectedKeys.clear();
                 cancelledKeys().clear();
             }
             pollSet.close();
+            wakeFd.close();
         }
     }
 

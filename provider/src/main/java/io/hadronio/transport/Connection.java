@@ -101,6 +101,9 @@ public final class Connection implements WorkerGroup.Readiness {
     private final MemorySegment creditIn;
     private long creditInRequest = NONE;
     private UcxEndpoint endpoint;
+    // both ends on this very worker (UCX 'self'): a send completes the peer's receive inside
+    // the call, with no event on the event fd, so whoever waits for it must be woken by us
+    private boolean selfLoop;
     private long dataTag;
     private long creditTag;
 
@@ -169,6 +172,7 @@ public final class Connection implements WorkerGroup.Readiness {
             this.dataTag = tag(peerId, KIND_DATA);
             this.creditTag = tag(peerId, KIND_CREDIT);
             this.endpoint = worker.connect(peerWorkerAddress, ErrorMode.NONE);
+            this.selfLoop = java.util.Arrays.equals(peerWorkerAddress, group.address());
         } finally {
             lock.unlock();
         }
@@ -229,7 +233,7 @@ public final class Connection implements WorkerGroup.Readiness {
             flushPending();
             long n = drainLocked(dsts, offset, length);
             if (n == 0) {
-                worker.progress();
+                group.progressLocked();
                 flushPending();
                 n = drainLocked(dsts, offset, length);
             }
@@ -341,6 +345,9 @@ public final class Connection implements WorkerGroup.Readiness {
             }
             creditOut.set(ValueLayout.JAVA_LONG, 8L * k, rxConsumed);
             long sent = endpoint.tagSend(creditOut.address() + 8L * k, 8, creditTag);
+            if (selfLoop) {
+                group.wakeOthers();
+            }
             creditOutRequests[k] = sent == UcxWorker.COMPLETED ? NONE : sent;
             rxCreditsReported = rxConsumed;
             return;
@@ -376,7 +383,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 if (credits() == 0) {
                     pollCredits();
                     if (credits() == 0) {
-                        worker.progress();
+                        group.progressLocked();
                         pollCredits();
                     }
                 }
@@ -402,6 +409,9 @@ public final class Connection implements WorkerGroup.Readiness {
                 total += filled;
                 if (credits() > coalesceBelow || (filled == sliceSize && credits() > 0)) {
                     long request = endpoint.tagSend(txArea.address() + (long) slot * sliceSize, filled, dataTag);
+                    if (selfLoop) {
+                        group.wakeOthers();
+                    }
                     txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
                     txSent++;
                 } else {
@@ -441,6 +451,9 @@ public final class Connection implements WorkerGroup.Readiness {
         assert lock.isHeldByCurrentThread() && txPending > 0 && credits() > 0;
         int slot = (int) (txSent % txSliceCount);
         long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, txPending, dataTag);
+        if (selfLoop) {
+            group.wakeOthers();
+        }
         txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
         txSent++;
         txPending = 0;
@@ -468,7 +481,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 pendingWatched = false;
                 return false;
             }
-            worker.progress();
+            group.progressLocked();
             flushPending();
             pendingWatched = txPending > 0;
             return pendingWatched;
@@ -520,7 +533,7 @@ public final class Connection implements WorkerGroup.Readiness {
         }
         int status = worker.status(request);
         if (status == UcsStatus.INPROGRESS) {
-            worker.progress();
+            group.progressLocked();
             status = worker.status(request);
             if (status == UcsStatus.INPROGRESS) {
                 return false;
@@ -551,7 +564,7 @@ public final class Connection implements WorkerGroup.Readiness {
             if (!worker.isOpen()) {
                 return true;
             }
-            worker.progress();
+            group.progressLocked();
             pollCredits();
             returnCredits(true);
             if (txRequests == null) {
@@ -610,7 +623,9 @@ public final class Connection implements WorkerGroup.Readiness {
             if (txPending > 0) {
                 return txPending < txSliceSize || credits() > 0;
             }
-            return credits() > 0 || slotFree((int) (txSent % txSliceCount));
+            // with or without a credit, a write takes bytes exactly when the next slot is free
+            // (without one they wait there for it); a credit alone does not free the slot
+            return slotFree((int) (txSent % txSliceCount));
         } catch (IOException e) {
             return true;
         }
@@ -678,7 +693,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 if (creditInRequest != NONE) {
                     worker.cancel(creditInRequest);
                 }
-                worker.progress();
+                group.progressLocked();
                 for (int i = 0; i < rxRequests.length; i++) {
                     inFlight |= drop(rxRequests[i]);
                     rxRequests[i] = NONE;
@@ -701,7 +716,7 @@ public final class Connection implements WorkerGroup.Readiness {
                         // finishes it in the background (at the latest when the worker closes)
                         long close = endpoint.closeNonBlocking(false);
                         if (close != UcxWorker.COMPLETED) {
-                            worker.progress();
+                            group.progressLocked();
                             worker.release(close);
                         }
                     } catch (UcxException | RuntimeException e) {

@@ -6,6 +6,7 @@ import io.hadronio.ucx.UcxWorker;
 import io.hadronio.ucx.ThreadMode;
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -16,8 +17,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * connections share a group and are told apart by the tag id each one gets here.
  * UCX runs the worker in SERIALIZED mode; {@link #lock} is that serialisation. Any
  * thread that waits progresses the worker for everyone: after progress that did
- * something, sleepers are signalled so that none of them misses a completion that
- * another thread's progress produced.
+ * something, the other waiters are woken so that none of them misses a completion that
+ * another thread's progress produced. How threads sleep without stealing each other's
+ * wake-ups is {@link Waiters}' part.
  *
  * <p>Lock order: a channel's read or write lock, then its state lock, then this lock.
  * Nothing blocks while holding it.
@@ -29,8 +31,8 @@ public final class WorkerGroup implements AutoCloseable {
     final ReentrantLock lock = new ReentrantLock();
     // source of per-connection receive tag ids
     private final AtomicInteger nextId = new AtomicInteger(1);
-    // threads currently sleeping on the event fd
-    private final AtomicInteger sleepers = new AtomicInteger();
+    // threads sleeping until the worker does something for them; one of them watches the event fd
+    private final Waiters waiters = new Waiters();
     // how long a waiter busy-polls before sleeping (Long.MAX_VALUE: never sleeps)
     private final long spinNanos;
     // longest single sleep; bounds the cost of any missed wake-up
@@ -68,20 +70,45 @@ public final class WorkerGroup implements AutoCloseable {
         if (!l.tryLock()) {
             return 0;
         }
-        int events;
         try {
-            events = worker.progress();
+            return progressLocked();
         } finally {
             l.unlock();
         }
-        if (events > 0 && sleepers.get() > 0) {
-            wakeSleepers();
+    }
+
+    /**
+     * Progresses once; the caller holds the lock. Every progress goes through here: when
+     * it handled events and others wait, they are woken (the events may be theirs).
+     */
+    int progressLocked() {
+        assert lock.isHeldByCurrentThread();
+        int events = worker.progress();
+        if (events > 0 && !waiters.isEmpty()) {
+            waiters.wakeOthers();
         }
         return events;
     }
 
+    /**
+     * Something other than this thread's progress may have made a waiter ready (a send
+     * that completed a receive on this same worker): wake the others.
+     */
+    void wakeOthers() {
+        if (!waiters.isEmpty()) {
+            waiters.wakeOthers();
+        }
+    }
+
     /** Wakes every thread sleeping on this worker (close, control events, interrupts). */
     public void wakeSleepers() {
+        if (!waiters.isEmpty()) {
+            waiters.wakeAll();
+        }
+    }
+
+    /** Signals the event fd: wakes the watcher if it polls it, or makes its next arm refuse. */
+    private void signalWorker() {
         try {
             if (worker.isOpen()) {
                 worker.signal();
@@ -125,7 +152,6 @@ public final class WorkerGroup implements AutoCloseable {
         if (!l.tryLock()) {
             return false;
         }
-        int events;
         boolean ready;
         try {
             if (!worker.isOpen()) {
@@ -135,59 +161,99 @@ public final class WorkerGroup implements AutoCloseable {
             if (ready) {
                 return true;
             }
-            events = worker.progress();
+            progressLocked();
             ready = waiter.isReady(op);
         } finally {
             l.unlock();
         }
-        if (events > 0 && sleepers.get() > 0) {
-            wakeSleepers();
-        }
         return ready;
     }
 
+    /** A thread blocked in a read or write, as {@link Waiters} wakes it. */
+    private final class BlockedThread extends Waiters.Waiter {
+        @Override
+        protected void wake() {
+            LockSupport.unpark(thread);
+            if (waiters.isWatcher(this)) {
+                signalWorker();
+            }
+        }
+    }
+
+    // each blocked thread's entry among the waiters, made once (the wait path allocates nothing)
+    private final ThreadLocal<BlockedThread> blockedThreads = ThreadLocal.withInitial(BlockedThread::new);
+
     private boolean sleep(Readiness waiter, int op, long deadline, long now) throws IOException {
-        // count ourselves as a sleeper before arming, so that any progress made by another
-        // thread from now on signals the event fd instead of leaving us to time out
-        sleepers.incrementAndGet();
+        BlockedThread me = blockedThreads.get();
+        me.bind();
+        waiters.enter(me);
         try {
-            boolean armed;
+            boolean watching;
+            boolean armed = false;
             lock.lock();
             try {
                 if (!worker.isOpen()) {
                     throw new IOException("UCX worker closed");
                 }
-                while (worker.progress() > 0) {
+                while (progressLocked() > 0) {
                     // drain everything pending: arm() refuses while events are queued
                 }
+                // claim the watch before the last look, so that whoever makes us ready after
+                // that look sees us as the watcher and signals the event fd (see Waiters)
+                watching = waiters.tryWatch(me);
                 if (waiter.isReady(op)) {
                     return true;
                 }
-                armed = worker.arm();
+                if (watching) {
+                    armed = worker.arm();
+                }
             } finally {
                 lock.unlock();
             }
-            if (!armed) {
-                return false;
-            }
             long napMillis = deadline == Long.MAX_VALUE ? MAX_SLEEP_MILLIS
                     : Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now) / 1_000_000));
-            worker.waitForEvents((int) napMillis);
+            if (watching) {
+                if (armed) {
+                    worker.waitForEvents((int) napMillis);
+                }
+            } else {
+                LockSupport.parkNanos(this, napMillis * 1_000_000L);
+            }
             return false;
         } finally {
-            sleepers.decrementAndGet();
+            waiters.leave(me);
         }
     }
 
     // ---- for selectors, which sleep on several workers' event fds at once ----
 
-    /** Counts the caller as a sleeper: progress by other threads will signal the event fd. */
-    public void beginSleep() {
-        sleepers.incrementAndGet();
+    /** {@link #watch}: the caller armed the worker; poll its event fd. */
+    public static final int WATCHING = 1;
+    /** {@link #watch}: another waiter watches the worker; sleep on your own fd only. */
+    public static final int NOT_WATCHING = 0;
+    /** {@link #watch}: events came in; look again instead of sleeping. */
+    public static final int LOOK_AGAIN = -1;
+
+    /** Counts a selector among the waiters: from now on, others wake it when they handle events. */
+    public void enter(Waiters.Waiter w) {
+        waiters.enter(w);
     }
 
-    public void endSleep() {
-        sleepers.decrementAndGet();
+    public void leave(Waiters.Waiter w) {
+        waiters.leave(w);
+    }
+
+    /**
+     * For a selector that entered and found nothing ready: becomes the watcher if nobody
+     * is, and then arms the worker.
+     *
+     * @return {@link #WATCHING}, {@link #NOT_WATCHING} or {@link #LOOK_AGAIN}
+     */
+    public int watch(Waiters.Waiter w) throws IOException {
+        if (!waiters.tryWatch(w)) {
+            return NOT_WATCHING;
+        }
+        return arm() ? WATCHING : LOOK_AGAIN;
     }
 
     /**
@@ -196,13 +262,13 @@ public final class WorkerGroup implements AutoCloseable {
      * message that arrived before arming signals nothing, so sleeping now would miss it)
      * or when events are queued; the caller looks again instead of sleeping.
      */
-    public boolean arm() throws IOException {
+    private boolean arm() throws IOException {
         lock.lock();
         try {
             if (!worker.isOpen()) {
                 throw new IOException("UCX worker closed");
             }
-            if (worker.progress() > 0) {
+            if (progressLocked() > 0) {
                 return false;
             }
             return worker.arm();

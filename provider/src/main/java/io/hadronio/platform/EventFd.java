@@ -1,0 +1,103 @@
+package io.hadronio.platform;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * A Linux {@code eventfd(2)} in non-blocking mode: a selector's own wake-up fd, which
+ * it polls next to the fds of UCX workers and JDK channels. {@link #signal()} may be
+ * called from any thread; {@link #drain()} and {@link #close()} by the owner only.
+ */
+public final class EventFd implements AutoCloseable {
+    private static final int EFD_CLOEXEC = 0x80000;
+    private static final int EFD_NONBLOCK = 0x800;
+    private static final Linker LINKER = Linker.nativeLinker();
+
+    /** {@snippet lang=c : int eventfd(unsigned int initval, int flags); } */
+    private static final MethodHandle MH$eventfd = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("eventfd").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** {@snippet lang=c : ssize_t write(int fd, const void *buf, size_t count); } */
+    private static final MethodHandle MH$write = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("write").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG));
+    /** {@snippet lang=c : ssize_t read(int fd, void *buf, size_t count); } */
+    private static final MethodHandle MH$read = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("read").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG));
+    /** {@snippet lang=c : int close(int fd); } */
+    private static final MethodHandle MH$close = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("close").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
+    private final Arena arena = Arena.ofShared();
+    // the value every signal adds (1); never written after construction
+    private final MemorySegment one = arena.allocate(8, 8);
+    // where drain() reads the counter to; owner thread only
+    private final MemorySegment sink = arena.allocate(8, 8);
+    private final int fd;
+    // guarded by this: no signal may reach an fd number that close() released (it may be reused)
+    private boolean closed;
+
+    public EventFd() throws IOException {
+        one.set(JAVA_LONG, 0, 1L);
+        int f;
+        try {
+            f = (int) MH$eventfd.invokeExact(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        } catch (Throwable t) {
+            throw new AssertionError("eventfd", t);
+        }
+        if (f < 0) {
+            arena.close();
+            throw new IOException("eventfd failed");
+        }
+        this.fd = f;
+    }
+
+    public int fd() {
+        return fd;
+    }
+
+    /** Makes the fd readable (until {@link #drain()}); from any thread, a no-op once closed. */
+    public synchronized void signal() {
+        if (closed) {
+            return;
+        }
+        try {
+            long n = (long) MH$write.invokeExact(fd, one.address(), 8L);
+            // n < 0 only with EAGAIN (the counter is near 2^64): it is readable anyway
+        } catch (Throwable t) {
+            throw new AssertionError("write(eventfd)", t);
+        }
+    }
+
+    /** Makes the fd unreadable again (non-blocking: nothing to read is fine). */
+    public void drain() {
+        try {
+            long n = (long) MH$read.invokeExact(fd, sink.address(), 8L);
+        } catch (Throwable t) {
+            throw new AssertionError("read(eventfd)", t);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            int r = (int) MH$close.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new AssertionError("close(eventfd)", t);
+        }
+        arena.close();
+    }
+}

@@ -1,0 +1,135 @@
+package io.hadronio.transport;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The threads that sleep until a worker has done something for them (selectors, and
+ * blocking reads or writes), and the rule that keeps every one of them from missing
+ * a wake-up.
+ *
+ * <p>A UCX worker has one event fd, and arming the worker ({@code ucp_worker_arm})
+ * drains it: if two threads slept on it, one thread's arm could swallow the signal that
+ * the other was sleeping for, and that one would sleep on with its channel ready. So
+ * only one waiter at a time, the <em>watcher</em>, arms the worker and polls its event
+ * fd; every other waiter sleeps on its own wake-up (a selector's eventfd, a parked
+ * thread). The rules:
+ * <ol>
+ * <li>A waiter {@link #enter enters} before it asks its channels a last time and
+ *     {@link #leave leaves} after its sleep.
+ * <li>Whoever progresses the worker and handles events while others wait wakes them
+ *     ({@link #wakeOthers}): the events may be theirs. So does whoever changes
+ *     readiness some other way (control events, accepted connections, local close,
+ *     a send that completes a receive on the same worker).
+ * <li>A watcher that leaves hands the watch over: it wakes one remaining waiter, which
+ *     becomes the watcher on its next pass.
+ * </ol>
+ * Enter-then-ask and the hand-over are ordered by volatile accesses on both sides (a
+ * waiter adds itself, then reads the watcher; a leaving watcher clears it, then reads
+ * the waiters), so no waiter ends up asleep with nobody watching the worker.
+ *
+ * <p>With one thread per worker (the common case: one event loop per process), it is
+ * always the watcher and nothing here costs a system call.
+ */
+public final class Waiters {
+    /** One sleeping thread, as others wake it. */
+    public abstract static class Waiter {
+        // the thread sleeping, so that it does not wake itself
+        volatile Thread thread;
+
+        /** Ends the waiter's sleep, or makes its next one return at once. Any thread; never blocks. */
+        protected abstract void wake();
+
+        /** Binds the waiter to the calling thread for its next sleep. */
+        public final void bind() {
+            thread = Thread.currentThread();
+        }
+    }
+
+    // the waiters: slots, null when free; replaced by a bigger copy under 'this' when full.
+    // Enter and leave lock; wakers only read, and allocate nothing.
+    private volatile AtomicReferenceArray<Waiter> slots = new AtomicReferenceArray<>(8);
+    private final AtomicInteger count = new AtomicInteger();
+    private final AtomicReference<Waiter> watcher = new AtomicReference<>();
+
+    synchronized void enter(Waiter w) {
+        AtomicReferenceArray<Waiter> a = slots;
+        int n = a.length();
+        for (int i = 0; i < n; i++) {
+            if (a.get(i) == null) {
+                a.set(i, w);
+                count.incrementAndGet();
+                return;
+            }
+        }
+        AtomicReferenceArray<Waiter> bigger = new AtomicReferenceArray<>(2 * n);
+        for (int i = 0; i < n; i++) {
+            bigger.set(i, a.get(i));
+        }
+        bigger.set(n, w);
+        slots = bigger;
+        count.incrementAndGet();
+    }
+
+    /** True when {@code w} is (now) the one that arms the worker and polls its event fd. */
+    boolean tryWatch(Waiter w) {
+        Waiter current = watcher.get();
+        return current == w || current == null && watcher.compareAndSet(null, w);
+    }
+
+    boolean isWatcher(Waiter w) {
+        return watcher.get() == w;
+    }
+
+    void leave(Waiter w) {
+        synchronized (this) {
+            AtomicReferenceArray<Waiter> a = slots;
+            for (int i = 0; i < a.length(); i++) {
+                if (a.get(i) == w) {
+                    a.set(i, null);
+                    count.decrementAndGet();
+                    break;
+                }
+            }
+        }
+        if (watcher.get() == w && watcher.compareAndSet(w, null)) {
+            // hand the watch over: one remaining waiter takes it on its next pass
+            AtomicReferenceArray<Waiter> a = slots;
+            for (int i = 0; i < a.length(); i++) {
+                Waiter other = a.get(i);
+                if (other != null) {
+                    other.wake();
+                    return;
+                }
+            }
+        }
+    }
+
+    boolean isEmpty() {
+        return count.get() == 0;
+    }
+
+    /** Wakes every waiter (control events, close, interrupts). */
+    void wakeAll() {
+        AtomicReferenceArray<Waiter> a = slots;
+        for (int i = 0; i < a.length(); i++) {
+            Waiter w = a.get(i);
+            if (w != null) {
+                w.wake();
+            }
+        }
+    }
+
+    /** Wakes every waiter but the calling thread's: after progress that handled events. */
+    void wakeOthers() {
+        Thread me = Thread.currentThread();
+        AtomicReferenceArray<Waiter> a = slots;
+        for (int i = 0; i < a.length(); i++) {
+            Waiter w = a.get(i);
+            if (w != null && w.thread != me) {
+                w.wake();
+            }
+        }
+    }
+}
