@@ -223,7 +223,9 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
         String[] transport = {"unknown"};
         CompletableFuture<Void> done = new CompletableFuture<>();
         AtomicLong chainsLeft = new AtomicLong(Math.min(settings.connections(), total));
-        Bootstrap base = NettySupport.client(group, new ChannelInboundHandlerAdapter());
+        Bootstrap base = NettySupport.client(group, null);
+        // wait until the server listens: a connection without settings does not count there
+        NettySupport.connect(base, remote, ChannelInboundHandlerAdapter::new).channel().close().sync();
         final class Chain {
             void next() {
                 long index = next.getAndIncrement();

@@ -153,12 +153,9 @@ final class NettyBenchmark implements Runnable {
         <R> List<R> connectAll(EventLoopGroup group, InetSocketAddress remote,
                                java.util.function.Supplier<BenchmarkClient<R>> handlers) throws Exception {
             List<CompletableFuture<R>> results = new ArrayList<>();
+            Bootstrap b = NettySupport.client(group, null).option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
             for (int i = 0; i < connections; i++) {
-                BenchmarkClient<R> handler = handlers.get();
-                results.add(handler.result());
-                Bootstrap b = NettySupport.client(group, handler)
-                        .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
-                NettySupport.connect(b, remote);
+                results.add(NettySupport.connect(b, remote, handlers).handler().result());
             }
             List<R> out = new ArrayList<>();
             for (CompletableFuture<R> r : results) {

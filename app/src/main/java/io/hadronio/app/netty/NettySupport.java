@@ -18,6 +18,7 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.function.Supplier;
 
 /** What the Netty commands share: event loops, connecting, naming provider and transport. */
 final class NettySupport {
@@ -41,14 +42,27 @@ final class NettySupport {
 
     /**
      * Connects with {@code bootstrap}, retrying for a few seconds while the server starts
-     * (connection refused); returns the connected channel.
+     * (connection refused); returns the connected channel. The bootstrap's handler must be
+     * sharable (a {@link io.netty.channel.ChannelInitializer}): a failed attempt has added it
+     * to a pipeline already.
      */
     static Channel connect(Bootstrap bootstrap, InetSocketAddress remote) throws InterruptedException {
+        return connect(bootstrap, remote, () -> bootstrap.config().handler()).channel();
+    }
+
+    /** A connection and the handler it got. */
+    record Connected<H extends ChannelHandler>(Channel channel, H handler) {
+    }
+
+    /** As {@link #connect(Bootstrap, InetSocketAddress)}, with a fresh handler from {@code handlers} for each attempt. */
+    static <H extends ChannelHandler> Connected<H> connect(Bootstrap bootstrap, InetSocketAddress remote,
+                                                           Supplier<H> handlers) throws InterruptedException {
         Throwable last = null;
         for (int attempt = 0; attempt < 100; attempt++) {
-            ChannelFuture f = bootstrap.connect(remote).await();
+            H handler = handlers.get();
+            ChannelFuture f = bootstrap.clone().handler(handler).connect(remote).await();
             if (f.isSuccess()) {
-                return f.channel();
+                return new Connected<>(f.channel(), handler);
             }
             last = f.cause();
             if (!(last instanceof ConnectException)) {
@@ -59,11 +73,11 @@ final class NettySupport {
         throw new IllegalStateException("cannot connect to " + remote + ": " + last, last);
     }
 
-    /** A client bootstrap on Netty's NIO transport with TCP_NODELAY. */
+    /** A client bootstrap on Netty's NIO transport with TCP_NODELAY; {@code handler} may be null (set later). */
     static Bootstrap client(EventLoopGroup group, ChannelHandler handler) {
-        return new Bootstrap().group(group).channel(NioSocketChannel.class)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .handler(handler);
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true);
+        return handler == null ? b : b.handler(handler);
     }
 
     private static final MethodHandle JAVA_CHANNEL;
