@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Timeout;
  * {@code target/connection-scale.txt}; the numbers are reported, the behaviour asserted.
  *
  * <p>{@code -Dit.connections=N} changes the count, {@code -Dit.peerOptions="-Dhadronio.slice.count=4 ..."}
- * passes options to both peer JVMs.
+ * passes options to both peer JVMs, and {@code -Dit.jdk=true} runs both peers on the JDK's
+ * provider instead, for comparison.
  */
 @Timeout(180)
 class ConnectionScaleTest {
@@ -31,8 +32,9 @@ class ConnectionScaleTest {
 
     @Test
     void shouldCarryAThousandConcurrentConnectionsOnOneSelectorEachSide() throws Exception {
-        List<String> options = hadronio(System.getProperty("it.peerOptions", "").isBlank() ? new String[0]
-                : System.getProperty("it.peerOptions").trim().split("\\s+"));
+        String[] extra = System.getProperty("it.peerOptions", "").isBlank() ? new String[0]
+                : System.getProperty("it.peerOptions").trim().split("\\s+");
+        List<String> options = Boolean.getBoolean("it.jdk") ? List.of(extra) : hadronio(extra);
         try (ChildJvm server = server(options)) {
             int port = server.port();
             server.send("STATS");
@@ -47,7 +49,7 @@ class ConnectionScaleTest {
                 assertEquals(CONNECTIONS, Integer.parseInt(exchanged[0]), client::report);
                 assertEquals((long) CONNECTIONS * MESSAGE, Long.parseLong(exchanged[1]), client::report);
                 assertEquals(0, Integer.parseInt(exchanged[2]), client::report);
-                client.expect("HOLDING");
+                ProcStats clientExchanged = ProcStats.parse(client.expect("HOLDING "));
 
                 // every echo came back, so the server accepted every connection; all are open now
                 server.send("STATS");
@@ -61,8 +63,9 @@ class ConnectionScaleTest {
                 report.add("connections: " + CONNECTIONS + ", peer options: " + options);
                 report.add("configured slice memory per connection: 2 x " + sliceSize + " x " + sliceCount + " = "
                         + 2 * sliceSize * sliceCount / 1024 + " KiB (address space; pages count once written)");
-                report.add(line("server", serverIdle, serverConnected));
-                report.add(line("client", clientIdle, clientConnected));
+                report.add(line("server, all open, after the exchange", serverIdle, serverConnected));
+                report.add(line("client, all open, before the exchange", clientIdle, clientConnected));
+                report.add(line("client, all open, after the exchange", clientIdle, clientExchanged));
                 report.forEach(System.out::println);
                 Path out = Path.of("target", "connection-scale.txt");
                 Files.createDirectories(out.getParent());

@@ -34,12 +34,15 @@ import java.util.zip.CRC32;
  * <li>{@code idle-reader port}: one blocking connection; echoes one byte, prints
  *     {@code IDLE}, then blocks in {@code read()}.
  * </ul>
- * Prints {@code CONFIG sliceSize sliceCount}, {@code BASELINE rss fds} (selector open, no
- * connection), {@code CONNECTED n rss fds}, {@code EXCHANGED n bytes badConnections},
- * {@code DONE}; any failure prints {@code ERROR ...} and exits with 3.
+ * Prints {@code CONFIG sliceSize sliceCount} (0 0 on the JDK's provider), {@code BASELINE rss
+ * fds} (selector open, no connection), {@code CONNECTED n rss fds}, {@code EXCHANGED n bytes
+ * badConnections}, {@code HOLDING rss fds}, {@code DONE}; any failure prints {@code ERROR ...}
+ * and exits with 3.
  */
 public final class SelectorClient {
     private static volatile boolean go;
+    // scratch for the expected CRCs (one thread): garbage here would show as memory per connection
+    private static final byte[] CHUNK = new byte[64 * 1024];
 
     private SelectorClient() {
     }
@@ -74,7 +77,7 @@ public final class SelectorClient {
 
         long expectedCrc() {
             CRC32 c = new CRC32();
-            byte[] chunk = new byte[64 * 1024];
+            byte[] chunk = CHUNK;
             for (long off = 0; off < total; off += chunk.length) {
                 int len = (int) Math.min(chunk.length, total - off);
                 for (int k = 0; k < len; k++) {
@@ -95,6 +98,8 @@ public final class SelectorClient {
         try {
             if (SelectorProvider.provider() instanceof HadronioProvider p) {
                 say("CONFIG " + p.config().sliceSize() + " " + p.config().sliceCount());
+            } else {
+                say("CONFIG 0 0");
             }
             watchStdin();
             InetSocketAddress server = new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(args[1]));
@@ -250,7 +255,7 @@ public final class SelectorClient {
         }
         say("EXCHANGED " + complete + " " + bytes + " " + bad);
         if (hold) {
-            say("HOLDING");
+            say("HOLDING " + ProcStats.self());
             while (!go) {
                 sel.select();
                 sel.selectedKeys().clear();
