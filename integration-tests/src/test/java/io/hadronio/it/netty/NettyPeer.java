@@ -49,6 +49,11 @@ import java.util.zip.CRC32;
  *     {@code RECEIVED count crc mismatch channel} per connection, then {@code DONE}.
  * <li>{@code sink-server}: prints {@code PORT n}; reads every connection to its end and prints
  *     {@code RECEIVED count crc mismatch channel}.
+ * <li>{@code reply-server}: prints {@code PORT n}; with half-closure allowed, reads each connection
+ *     to its end-of-stream (the client's shutdownOutput), prints {@code RECEIVED count crc mismatch channel},
+ *     then sends the same number of stream bytes back and closes.
+ * <li>{@code half-close-client port n}: sends n stream bytes, shuts its output down, reads the
+ *     reply to its end and prints {@code RECEIVED count crc mismatch channel}.
  * <li>{@code write-close-client port outside|inside exit|stay size...}: one connection per size,
  *     one after the other: {@code writeAndFlush(message); close()} at once (from the main thread, or
  *     inside {@code channelActive}), waits only for the close, prints {@code CHANNEL channel}
@@ -67,6 +72,8 @@ public final class NettyPeer {
             switch (args[0]) {
                 case "echo-server" -> server(group, true);
                 case "sink-server" -> server(group, false);
+                case "reply-server" -> replyServer(group);
+                case "half-close-client" -> halfCloseClient(group, Integer.parseInt(args[1]), Long.parseLong(args[2]));
                 case "echo-client" -> echoClient(group, Integer.parseInt(args[1]), Integer.parseInt(args[2]),
                         Arrays.stream(args, 3, args.length).mapToInt(Integer::parseInt).toArray());
                 case "write-close-client" -> writeCloseClient(group, Integer.parseInt(args[1]), args[2].equals("inside"),
@@ -195,6 +202,52 @@ public final class NettyPeer {
         server.close().sync();
     }
 
+    /** One connection of the reply server. */
+    private static final class ReplyHandler extends ChannelInboundHandlerAdapter {
+        final StreamCheck check = new StreamCheck();
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf in = (ByteBuf) msg;
+            check.update(in);
+            in.release();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+            if (event instanceof io.netty.channel.socket.ChannelInputShutdownEvent) {
+                say("RECEIVED " + check + " " + describe(ctx.channel()));
+                ctx.writeAndFlush(message(ctx.channel(), 0, (int) check.count))
+                        .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            say("ERROR " + cause);
+            ctx.close();
+        }
+    }
+
+    /** Reads to end-of-stream with half-closure allowed, then answers with as many bytes and closes. */
+    private static void replyServer(EventLoopGroup group) throws Exception {
+        Channel server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new ReplyHandler());
+                    }
+                })
+                .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).sync().channel();
+        say("PORT " + ((InetSocketAddress) server.localAddress()).getPort());
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        while (stdin.readLine() != null) {
+            // the test closes our stdin when it is done with us
+        }
+        server.close().sync();
+    }
+
     // ---- clients ------------------------------------------------------------------------------
 
     private static Bootstrap client(EventLoopGroup group, ChannelHandler handler) {
@@ -272,6 +325,35 @@ public final class NettyPeer {
             say("RECEIVED " + c.result.get(60, TimeUnit.SECONDS));
         }
         say("DONE");
+    }
+
+    /** Writes n bytes, half-closes, reads the reply to its end. */
+    private static void halfCloseClient(EventLoopGroup group, int port, long n) throws Exception {
+        StreamCheck check = new StreamCheck();
+        CompletableFuture<String> done = new CompletableFuture<>();
+        Channel ch = client(group, new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ByteBuf in = (ByteBuf) msg;
+                check.update(in);
+                in.release();
+            }
+
+            @Override
+            public void channelInactive(ChannelHandlerContext ctx) {
+                done.complete(check.toString());
+            }
+
+            @Override
+            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                done.completeExceptionally(cause);
+                ctx.close();
+            }
+        }).connect(loopback(port)).sync().channel();
+        String channel = describe(ch);
+        ch.writeAndFlush(message(ch, 0, (int) n)).sync();
+        ((SocketChannel) ch).shutdownOutput().sync();
+        say("RECEIVED " + done.get(60, TimeUnit.SECONDS) + " " + channel);
     }
 
     /** writeAndFlush(message) and close() at once, on one connection per size. */

@@ -105,6 +105,21 @@ class NettyTest {
     }
 
     @Test
+    void shouldHalfCloseAndStillReceiveTheReply() throws Exception {
+        int size = 700_001;
+        try (ChildJvm server = peer("reply-server")) {
+            int port = server.port();
+            try (ChildJvm client = peer("half-close-client", String.valueOf(port), String.valueOf(size))) {
+                // the server saw end-of-stream after all bytes (ChannelInputShutdownEvent), not a reset
+                assertStream(size, server.expect("RECEIVED "), server);
+                assertStream(size, client.expect("RECEIVED "), client);
+                assertEquals(0, client.awaitExit(), client::report);
+            }
+            assertFalse(server.output().contains("ERROR"), server::report);
+        }
+    }
+
+    @Test
     void shouldDeliverAMessageWrittenRightBeforeCloseFromOutsideTheEventLoop() throws Exception {
         writeAndCloseAtOnce("outside", "stay");
     }
