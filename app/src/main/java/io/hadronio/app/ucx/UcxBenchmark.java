@@ -334,23 +334,27 @@ public final class UcxBenchmark implements AutoCloseable {
     /** Client half of the ping-pong: {@code count} round trips, completion times in {@link #stamps}. */
     private void ping(int count) throws IOException {
         final long[] t = stamps;
+        long previous = UcxWorker.COMPLETED;
         for (int i = 0; i < count; i++) {
-            pingOnce();
+            previous = pingOnce(previous);
             t[i] = System.nanoTime();
         }
+        worker.release(previous);
     }
 
     /**
-     * One round trip. Request
-     * status is looked at after a progress call that handled something (and every
-     * {@link #IDLE_CHECK_MASK}+1 idle ones), so the spin is mostly {@code ucp_worker_progress}.
+     * One round trip; returns its receive request, completed but not yet released: the
+     * next round trip releases it after its ping is out, which keeps that call off the
+     * round trip. The answer's receive is posted after the send for the same reason (the
+     * answer cannot come back before a one-way trip; an early one waits as unexpected and
+     * the receive completes at once). Request status is looked at after a progress call
+     * that handled something (and every {@link #IDLE_CHECK_MASK}+1 idle ones), so the
+     * spin is mostly {@code ucp_worker_progress}.
      */
-    private void pingOnce() throws IOException {
+    private long pingOnce(long previousReceive) throws IOException {
         final UcxWorker w = worker;
-        // send first: the answer cannot arrive before a one-way trip, so posting its receive after
-        // the send keeps that call off the round trip (an early answer waits as unexpected, and
-        // the receive then completes at once)
         long send = endpoint.tagSend(sendAddress, length, TAG_PING);
+        w.release(previousReceive);
         long receive = w.tagReceive(receiveAddress, length, TAG_PONG, FULL_MASK);
         int spins = 0;
         while (true) {
@@ -367,8 +371,7 @@ public final class UcxBenchmark implements AutoCloseable {
                 if (status != UcsStatus.INPROGRESS) {
                     check(status, "ucp_tag_recv_nbx");
                     if (send == UcxWorker.COMPLETED) {
-                        w.release(receive);
-                        return;
+                        return receive;
                     }
                 }
             }
@@ -391,12 +394,13 @@ public final class UcxBenchmark implements AutoCloseable {
     }
 
     /**
-     * Waits for one ping, answers, then posts the receive for the next ping (if {@code more})
-     * while the answer travels; returns the new receive.
+     * Waits for one ping, answers, then (while the answer travels) releases the ping's
+     * receive and posts the one for the next ping (if {@code more}); returns the new receive.
      */
     private long pongOnce(long receive, boolean more) throws IOException {
-        await(receive, true, "ucp_tag_recv_nbx");
+        check(waitFor(receive, true), "ucp_tag_recv_nbx");
         long send = endpoint.tagSend(sendAddress, length, TAG_PONG);
+        worker.release(receive);
         long next = more ? worker.tagReceive(receiveAddress, length, TAG_PING, FULL_MASK) : UcxWorker.COMPLETED;
         await(send, false, "ucp_tag_send_nbx");
         return next;
@@ -466,14 +470,22 @@ public final class UcxBenchmark implements AutoCloseable {
         slots[slot] = repost ? worker.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK) : UcxWorker.COMPLETED;
     }
 
-    /**
-     * Progresses until the request is done, releases it, and throws if it failed. Like
-     * {@link #pingOnce()}, it looks at the status only after progress that handled something.
-     */
+    /** Progresses until the request is done, releases it, and throws if it failed. */
     private void await(long request, boolean receive, String operation) throws IOException {
         if (request == UcxWorker.COMPLETED) {
             return;
         }
+        int status = waitFor(request, receive);
+        worker.release(request);
+        check(status, operation);
+    }
+
+    /**
+     * Progresses until the request (not {@link UcxWorker#COMPLETED}) is no longer in
+     * progress and returns its status, leaving it to the caller to release. Like
+     * {@link #pingOnce}, it looks at the status only after progress that handled something.
+     */
+    private int waitFor(long request, boolean receive) throws IOException {
         final UcxWorker w = worker;
         int status = receive ? w.receiveStatus(request) : w.status(request);
         int spins = 0;
@@ -486,8 +498,7 @@ public final class UcxBenchmark implements AutoCloseable {
                 checkPeer();
             }
         }
-        w.release(request);
-        check(status, operation);
+        return status;
     }
 
     private static void check(int status, String operation) throws UcxException {
