@@ -68,10 +68,10 @@ forget_bg() {
   BG_PIDS=("${keep[@]+"${keep[@]}"}")
 }
 
-# wait_bg PID LOG WHAT: waits (at most 20 s) for a background process to end by itself; fails unless it exits 0
+# wait_bg PID LOG WHAT: waits (at most 60 s) for a background process to end by itself; fails unless it exits 0
 wait_bg() {
   local pid="$1" log="$2" what="$3" i rc
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < 600; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
@@ -137,7 +137,8 @@ binding() {
   start_bg "$slog" taskset -c "$SERVER_CPU" "${java[@]}" -s -a 127.0.0.1:0
   local spid=$BG_PID
   port=""
-  for ((i = 0; i < 300; i++)); do
+  # up to 60 s: a JVM start can take seconds when the machine is busy
+  for ((i = 0; i < 1200; i++)); do
     port="$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$slog")"
     [ -n "$port" ] && break
     kill -0 "$spid" 2>/dev/null || { show_log "$slog"; die "binding $sub server exited before listening"; }
@@ -166,7 +167,7 @@ perftest() {
     port="$(free_port)"
     start_bg "$slog" taskset -c "$SERVER_CPU" ucx_perftest -p "$port"
     spid=$BG_PID
-    for ((i = 0; i < 200; i++)); do
+    for ((i = 0; i < 500; i++)); do
       port_listening "$port" && break
       kill -0 "$spid" 2>/dev/null || break
       sleep 0.02
