@@ -145,6 +145,28 @@ class NonBlockingContractTest extends ContractSupport {
 
     @ParameterizedTest
     @MethodSource("providers")
+    void shouldCloseAConnectionThatWasReadyButNeverFinishedAsAnOrderlyClose(SelectorProvider provider)
+            throws Exception {
+        try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel();
+             SocketChannel client = provider.openSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            client.configureBlocking(false);
+            SelectionKey key = client.register(selector, OP_CONNECT);
+            if (client.connect(server.getLocalAddress())) {
+                return; // connected at once: nothing pending to close
+            }
+            awaitReady(selector, key, OP_CONNECT);
+            try (SocketChannel peer = server.accept()) {
+                client.close(); // without finishConnect
+                assertFalse(client.isOpen());
+                selector.selectNow(); // the JDK closes a registered channel's socket when it deregisters
+                assertEquals(-1, peer.read(ByteBuffer.allocate(1)));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("providers")
     void shouldBeReadableExactlyWhenReadReturnsBytes(SelectorProvider provider) throws Exception {
         try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
             c.client().configureBlocking(false);

@@ -262,6 +262,24 @@ class SelectorContractTest extends ContractSupport {
 
     @ParameterizedTest
     @MethodSource("providers")
+    void shouldEndABlockedSelectWhenItsThreadIsInterrupted(SelectorProvider provider) throws Exception {
+        try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
+            c.client().configureBlocking(false);
+            c.client().register(selector, OP_READ);
+            Task<Boolean> select = start("select", () -> {
+                selector.select();
+                return Thread.currentThread().isInterrupted();
+            });
+            awaitInSelect(select.thread(), selector);
+            select.thread().interrupt();
+            assertTrue(select.result().get(10, TimeUnit.SECONDS), "select returned, the interrupt status is kept");
+            assertTrue(selector.isOpen());
+            assertEquals(0, selector.selectNow());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("providers")
     void shouldReturnAtOnceAfterAnEarlierWakeup(SelectorProvider provider) throws Exception {
         try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
             c.client().configureBlocking(false);

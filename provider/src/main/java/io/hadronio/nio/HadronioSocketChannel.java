@@ -63,6 +63,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     // outcome of a non-blocking connect, set by the control loop; read by finishConnect
     private volatile Connector.Established asyncConnected;
     private volatile IOException asyncFailure;
+    // set by whoever closed an established connection that finishConnect never took over
+    private final java.util.concurrent.atomic.AtomicBoolean unfinishedClosed =
+            new java.util.concurrent.atomic.AtomicBoolean();
     // SO_TIMEOUT of the socket adaptor's streams, in ms (0: none)
     volatile int readTimeoutMillis;
     private SocketAdaptor socket;
@@ -248,7 +251,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             public void connected(Connection c, ControlLoop.Control ctl) {
                 asyncConnected = new Connector.Established(c, ctl);
                 if (!isOpen()) {
-                    ctl.close();
+                    closeUnfinished(ctl);
                 }
                 c.group().wakeSleepers();
                 runtime.wakeAll();
@@ -625,7 +628,12 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             boolean connecting = state == ST_CONNECTIONPENDING;
             state = ST_CLOSING;
             c = connection;
-            if (c == null || connecting) {
+            Connector.Established unfinished = asyncConnected;
+            if (connecting && unfinished != null) {
+                // connected, but finishConnect was not called: the peer may have accepted
+                // already; close as a connected channel does (the peer reads end-of-stream)
+                closeUnfinished(unfinished.control());
+            } else if (c == null || connecting) {
                 // nothing sent yet: closing the kernel socket also ends a blocked connect
                 tcp.close();
             }
@@ -634,6 +642,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             c.markReleased();
         }
         tryFinishClose();
+    }
+
+    /**
+     * Closes a connection that a non-blocking connect established but finishConnect never
+     * took over (the channel was closed first), once, whichever of close() and the control
+     * loop's report comes last.
+     */
+    private void closeUnfinished(ControlLoop.Control ctl) {
+        if (unfinishedClosed.compareAndSet(false, true)) {
+            ctl.close();
+        }
     }
 
     /**
