@@ -11,7 +11,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -88,9 +87,6 @@ class OrderlyCloseTest extends ItSupport {
     }
 
     @Test
-    @Disabled("a receiver that is not reading does not progress its UCX worker, so the writer's last "
-            + "(rendezvous) messages cannot be fetched; the exiting writer lingers 10 s for them and then "
-            + "gives up. Needs background progress of idle connections (the selector/polling work).")
     void shouldReadEverythingWhenThePeerExitedBeforeWeStartedReading() throws Exception {
         try (ChildJvm exiting = ChildJvm.withProvider("server")) {
             try (SocketChannel ch = command(exiting.port(), 'X', IN_WINDOW)) {

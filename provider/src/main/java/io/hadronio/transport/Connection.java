@@ -194,6 +194,27 @@ public final class Connection implements WorkerGroup.Readiness {
 
     // ---- control events ------------------------------------------------------------------
 
+    /**
+     * For the control loop, after the peer nudged us: progress so that the peer's last
+     * messages land in our slices while the application is not reading. True while
+     * still needed (the peer's FIN has not arrived).
+     */
+    boolean progressForPeer() {
+        if (released || resetReason != null || peerFinCount >= 0) {
+            return false;
+        }
+        lock.lock();
+        try {
+            if (!worker.isOpen()) {
+                return false;
+            }
+            worker.progress();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The peer will send no more than {@code messages} DATA messages (shutdownOutput or close). */
     void peerFinished(long messages) {
         peerFinCount = messages;

@@ -86,7 +86,8 @@ public final class ControlLoop implements Runnable {
     public void run() {
         while (running) {
             try {
-                long timeout = closing.isEmpty() && flushing.isEmpty() ? (handshakes.isEmpty() ? 0 : 200) : 1;
+                long timeout = closing.isEmpty() && flushing.isEmpty() && nudgedBy.isEmpty()
+                        ? (handshakes.isEmpty() ? 0 : 200) : 1;
                 if (timeout == 0) {
                     selector.select();
                 } else {
@@ -103,6 +104,7 @@ public final class ControlLoop implements Runnable {
                     handle(key);
                 }
                 flushWaitingBytes();
+                progressForPeers();
                 finishClosing();
                 expireHandshakes();
             } catch (Throwable t) {
@@ -457,6 +459,10 @@ public final class ControlLoop implements Runnable {
                     in.clear();
                     if (type == Handshake.FIN) {
                         connection.peerFinished(value);
+                    } else if (type == Handshake.NUDGE) {
+                        if (!nudgedBy.contains(connection)) {
+                            nudgedBy.add(connection);
+                        }
                     } else if (type == Handshake.CLOSE) {
                         closeReceived = true;
                         connection.peerClosed();
@@ -506,10 +512,28 @@ public final class ControlLoop implements Runnable {
         }
     }
 
-    private record Closing(Control control, boolean close, long deadline) {
+    /** A local close or shutdownOutput waiting for its sends to complete. */
+    private static final class Closing {
+        final Control control;
+        final boolean close;
+        final long started = System.nanoTime();
+        final long deadline = started + LINGER_NANOS;
+        // a NUDGE went out: the peer progresses for us
+        boolean nudged;
+
         Closing(Control control, boolean close) {
-            this(control, close, System.nanoTime() + LINGER_NANOS);
+            this.control = control;
+            this.close = close;
         }
+    }
+
+    // connections whose peer nudged us: progressed every loop until its FIN arrives
+    private final List<Connection> nudgedBy = new ArrayList<>();
+    // after this long with sends outstanding, a closing side nudges its peer
+    private static final long NUDGE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+    private void progressForPeers() {
+        nudgedBy.removeIf(c -> !c.progressForPeer());
     }
 
     private void finishClosing() {
@@ -524,6 +548,15 @@ public final class ControlLoop implements Runnable {
                 done = true;
             }
             if (!done) {
+                if (!c.nudged && !control.eof && System.nanoTime() - c.started > NUDGE_AFTER_NANOS) {
+                    // the peer may not be reading (and so not progressing): ask it to take our messages
+                    c.nudged = true;
+                    try {
+                        writeFully(control.tcp, Handshake.control(Handshake.NUDGE, 0));
+                    } catch (IOException e) {
+                        LOG.debug("control connection: could not nudge the peer", e);
+                    }
+                }
                 continue;
             }
             it.remove();

@@ -37,6 +37,11 @@ public final class Handshake {
     public static final byte FIN = 1;
     /** Control record: the sender closed its channel. */
     public static final byte CLOSE = 2;
+    /**
+     * Control record: the sender is closing and has messages the receiver must take in
+     * (UCX moves large messages only while the receiver progresses): progress until FIN.
+     */
+    public static final byte NUDGE = 3;
     public static final int CONTROL_LENGTH = 9;
 
     /** A decoded hello. */
