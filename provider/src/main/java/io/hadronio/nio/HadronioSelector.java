@@ -126,7 +126,9 @@ public final class HadronioSelector extends AbstractSelector {
         keys.add(key);
         if (!isOpen()) {
             // closed meanwhile, after (or while) implCloseSelector deregistered the keys it saw
-            keys.remove(key);
+            if (keys.remove(key) && fd >= 0) {
+                platformKeys.decrementAndGet();
+            }
             throw new ClosedSelectorException();
         }
         // a sleeping selection polls the fds it had: a JDK channel's must be added
@@ -164,9 +166,10 @@ public final class HadronioSelector extends AbstractSelector {
     /**
      * A selection: cancelled keys leave first, then the loop progresses the workers and
      * asks every key until one is updated, busy for the spin window, then sleeping.
-     * Keys cancelled during the selection leave at the next one, so the value returned
-     * is exactly the number of keys added to the selected set or given new ready ops
-     * (what {@code Selector.select(Consumer)} asserts).
+     * Keys cancelled while it runs leave before a pass that updates nothing is repeated,
+     * never after an update, so the value returned is exactly the number of keys added to
+     * the selected set or given new ready ops (what {@code Selector.select(Consumer)}
+     * asserts).
      *
      * @param timeout -1: until something is ready or a wakeup; 0: do not wait; > 0: at most that many ms
      */
