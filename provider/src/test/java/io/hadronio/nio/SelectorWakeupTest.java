@@ -204,6 +204,36 @@ class SelectorWakeupTest {
     }
 
     @Test
+    void shouldSeeInterestChangedByAnotherThreadWithoutAWakeup() throws Exception {
+        try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(loopback());
+            try (SocketChannel client = open(server.getLocalAddress()); SocketChannel peer = server.accept()) {
+                client.configureBlocking(false);
+                SelectionKey key = client.register(selector, 0);
+                CompletableFuture<Integer> select = new CompletableFuture<>();
+                Thread t = new Thread(() -> {
+                    try {
+                        select.complete(selector.select());
+                    } catch (Throwable e) {
+                        select.completeExceptionally(e);
+                    }
+                }, "select");
+                t.setDaemon(true);
+                t.start();
+                // asleep in poll(2): only a wake-up can make it look at the key again
+                while (java.util.Arrays.stream(t.getStackTrace())
+                        .noneMatch(e -> e.getClassName().equals("io.hadronio.platform.PollSet"))) {
+                    assertTrue(t.isAlive(), "select ended before sleeping");
+                    Thread.sleep(5);
+                }
+                key.interestOps(SelectionKey.OP_WRITE); // no wakeup()
+                assertEquals(1, select.get(30, TimeUnit.SECONDS));
+                assertTrue(key.isWritable());
+            }
+        }
+    }
+
+    @Test
     void shouldWakeForAcceptedAndFinishedConnects() throws Exception {
         try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
             server.bind(loopback(), 100);
