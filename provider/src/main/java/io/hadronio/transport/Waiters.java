@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *     ({@link #wakeOthers}): the events may be theirs. So does whoever changes
  *     readiness some other way (control events, accepted connections, local close,
  *     a send that completes a receive on the same worker).
- * <li>A watcher that leaves hands the watch over: it wakes one remaining waiter, which
- *     becomes the watcher on its next pass.
+ * <li>A watcher that leaves hands the watch over: it wakes the remaining waiters, and
+ *     one of them becomes the watcher on its next pass.
  * </ol>
  * Enter-then-ask and the hand-over are ordered by volatile accesses on both sides (a
  * waiter adds itself, then reads the watcher; a leaving watcher clears it, then reads
@@ -94,15 +94,9 @@ public final class Waiters {
             }
         }
         if (watcher.get() == w && watcher.compareAndSet(w, null)) {
-            // hand the watch over: one remaining waiter takes it on its next pass
-            AtomicReferenceArray<Waiter> a = slots;
-            for (int i = 0; i < a.length(); i++) {
-                Waiter other = a.get(i);
-                if (other != null) {
-                    other.wake();
-                    return;
-                }
-            }
+            // hand the watch over: the remaining waiters look again and one takes it. All of
+            // them, not one: the one we picked might be leaving too, and leave nobody watching
+            wakeAll();
         }
     }
 
