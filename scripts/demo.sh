@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# hadroNIO demo: builds the project, then measures on 127.0.0.1, side by side and
-# interleaved, the UCX binding ("hadronio ucx benchmark") against UCX's own
-# ucx_perftest, and prints one table of medians.
+# hadroNIO demo: builds the project, then measures on 127.0.0.1, side by side and interleaved,
+# two processes pinned to one core each, and prints one table of medians per section:
+#   ucx       the UCX binding ("hadronio ucx benchmark") against UCX's own ucx_perftest
+#   blocking  blocking NIO ("hadronio blocking benchmark") on hadroNIO and on the JDK's provider:
+#             8 B round trip (p50, average), 64 KiB streaming (MB/s), 8-byte writes per second
+#   netty     the same for Netty's NIO transport ("hadronio netty benchmark")
 #
-#   scripts/demo.sh                       # everything, about 1-2 minutes
+#   scripts/demo.sh                       # everything, about 5 minutes on an idle 2-core machine
 #   RUNS=5 scripts/demo.sh                # more rounds per measurement
-#   SIZES="8 65536" SKIP_BUILD=1 scripts/demo.sh
+#   SECTIONS=netty SKIP_BUILD=1 scripts/demo.sh
+#   SIZES="8 65536" SECTIONS=ucx scripts/demo.sh
 #
 # Environment:
-#   RUNS        interleaved rounds per measurement (default 3; the table shows medians)
-#   SIZES       message sizes in bytes (default "8 1024 65536 1048576")
-#   SECTIONS    which comparisons to run (default "ucx"; sections are run_section_<name>)
+#   RUNS        interleaved rounds per measurement (default 3; the tables show medians)
+#   SECTIONS    which comparisons to run (default "ucx blocking netty"; run_section_<name>/print_section_<name>)
+#   SIZES       ucx section: message sizes in bytes (default "8 1024 65536 1048576")
+#   BLOCKING_CASES  blocking section: any of lat8 stream msg8 (default all)
+#   NETTY_CASES     netty section: any of lat8 stream msg8 msg8f (default "lat8 stream msg8";
+#                   msg8f = 8-byte messages each flushed)
 #   SERVER_CPU / CLIENT_CPU   cores the two processes are pinned to (default 0 / 1)
 #   SKIP_BUILD  1: use the jars already built
 #   LOG_DIR     where every process's output is kept (default docs/results/raw/demo-<time>)
 #   JAVA_OPTS   extra JVM options for the benchmark JVMs
+#   STEP_TIMEOUT  seconds one client may take before the demo gives up (default 120)
 set -euo pipefail
 
 # shellcheck source=scripts/env.sh
@@ -22,7 +30,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 RUNS="${RUNS:-3}"
 SIZES="${SIZES:-8 1024 65536 1048576}"
-SECTIONS="${SECTIONS:-ucx}"
+SECTIONS="${SECTIONS:-ucx blocking netty}"
 SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
@@ -124,35 +132,50 @@ iterations() {
 }
 WINDOW="${WINDOW:-64}"
 
-# ---- one binding measurement -------------------------------------------------------------------
+# ---- one server/client pair of the hadronio application ---------------------------------------
 
-# binding KIND SIZE TAG: sets LINE to the client's RESULT line (runs in this shell, not in $(...),
-# so that its background server stays known to the exit trap)
-binding() {
-  local kind="$1" size="$2" tag="$3" sub msgs warm port i
-  [ "$kind" = lat ] && sub=latency || sub=throughput
-  read -r msgs warm <<<"$(iterations "$kind" "$size")"
+# pair TAG WHAT CMD... -- CLIENT_ARGS...: starts "CMD -s -a 127.0.0.1:0" pinned to SERVER_CPU, waits until
+# it prints the port it listens on, runs "CMD -r 127.0.0.1:PORT CLIENT_ARGS..." pinned to CLIENT_CPU (at
+# most STEP_TIMEOUT s), then waits for the server to exit by itself. Sets LINE to the client's RESULT
+# line. Runs in this shell, not in $(...), so that the background server stays known to the exit trap.
+pair() {
+  local tag="$1" what="$2" cmd=() port i
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
+  [ $# -gt 0 ] || die "pair: no '--' between command and client arguments"
+  shift
   local slog="$LOG_DIR/$tag-server.log" clog="$LOG_DIR/$tag-client.log"
-  local java=("$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" ucx benchmark "$sub")
-  start_bg "$slog" taskset -c "$SERVER_CPU" "${java[@]}" -s -a 127.0.0.1:0
+  start_bg "$slog" taskset -c "$SERVER_CPU" "${cmd[@]}" -s -a 127.0.0.1:0
   local spid=$BG_PID
   port=""
   # up to 60 s: a JVM start can take seconds when the machine is busy
   for ((i = 0; i < 1200; i++)); do
-    port="$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$slog")"
+    port="$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' "$slog" | head -n1)"
     [ -n "$port" ] && break
-    kill -0 "$spid" 2>/dev/null || { show_log "$slog"; die "binding $sub server exited before listening"; }
+    kill -0 "$spid" 2>/dev/null || { show_log "$slog"; die "$what server exited before listening"; }
     sleep 0.05
   done
-  [ -n "$port" ] || { show_log "$slog"; die "binding $sub server did not start listening"; }
-  local args=(-r "127.0.0.1:$port" -l "$size" -m "$msgs" --warmup "$warm" -n 1)
-  [ "$kind" = bw ] && args+=(-w "$WINDOW")
-  echo "${java[*]} ${args[*]}" >"$LOG_DIR/$tag-command.txt"
-  if ! timeout "$STEP_TIMEOUT" taskset -c "$CLIENT_CPU" "${java[@]}" "${args[@]}" >"$clog" 2>&1; then
-    show_log "$clog"; show_log "$slog"; die "binding $sub client failed ($size B)"
+  [ -n "$port" ] || { show_log "$slog"; die "$what server did not start listening within 60 s"; }
+  local client=(taskset -c "$CLIENT_CPU" "${cmd[@]}" -r "127.0.0.1:$port" "$@")
+  echo "${client[*]}" >"$LOG_DIR/$tag-command.txt"
+  if ! timeout "$STEP_TIMEOUT" "${client[@]}" >"$clog" 2>&1; then
+    show_log "$clog"; show_log "$slog"; die "$what client failed or took longer than $STEP_TIMEOUT s"
   fi
-  wait_bg "$spid" "$slog" "binding $sub server"
-  LINE="$(grep '^RESULT ' "$clog")" || { show_log "$clog"; die "binding $sub client printed no RESULT line"; }
+  wait_bg "$spid" "$slog" "$what server"
+  LINE="$(grep '^RESULT ' "$clog" | tail -n1)" || { show_log "$clog"; die "$what client printed no RESULT line"; }
+}
+
+# ---- one binding measurement -------------------------------------------------------------------
+
+# binding KIND SIZE TAG: sets LINE to the client's RESULT line
+binding() {
+  local kind="$1" size="$2" tag="$3" sub msgs warm
+  [ "$kind" = lat ] && sub=latency || sub=throughput
+  read -r msgs warm <<<"$(iterations "$kind" "$size")"
+  local args=(-l "$size" -m "$msgs" --warmup "$warm" -n 1)
+  [ "$kind" = bw ] && args+=(-w "$WINDOW")
+  # shellcheck disable=SC2086
+  pair "$tag" "binding $sub ($size B)" "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" ucx benchmark "$sub" -- "${args[@]}"
 }
 
 # ---- one ucx_perftest measurement --------------------------------------------------------------
@@ -293,6 +316,142 @@ human() {
   else echo "$b B"; fi
 }
 
+# ---- sections "blocking" and "netty": the same application code on hadroNIO and on the JDK's provider --
+#
+# Each case runs 'hadronio blocking|netty benchmark ...' once on each provider per round (the JDK's
+# provider via DISABLE_HADRONIO=true); which provider goes first alternates between rounds. The same
+# message counts for both providers: the JDK takes longest (a few seconds per case on an idle
+# machine), hadroNIO still measures 50,000 round trips or 0.3-1 s of streaming.
+
+# app_case GROUP CASE -> "SUBCOMMAND CLIENT_ARGS..."
+app_case() {
+  case "$1:$2" in
+    blocking:lat8)   echo "latency -l 8 -m 50000 -t 50000" ;;
+    blocking:stream) echo "throughput -l 65536 -m 100000 -t 20000" ;;
+    blocking:msg8)   echo "throughput -l 8 -m 3000000 -t 1000000" ;;
+    netty:lat8)      echo "latency -l 8 -m 50000 -t 50000" ;;
+    netty:stream)    echo "throughput -l 65536 -m 50000 -t 10000" ;;
+    netty:msg8)      echo "throughput -l 8 -m 5000000 -t 1000000" ;;
+    netty:msg8f)     echo "throughput -l 8 -m 1000000 -t 200000 -f 1" ;;
+    *) return 1 ;;
+  esac
+}
+
+# app_rows GROUP CASE -> lines "METRIC SCALE BETTER TARGET LABEL..." (one table row each).
+# SCALE divides the RESULT value; BETTER is low|high; TARGET is the issue's figure in the row's unit, or -.
+app_rows() {
+  local lat=- bw=- rate=-
+  case "$1" in
+    blocking) lat=1.5; bw=6000; rate=8 ;;   # issue 3
+    netty)    lat=4;   bw=5000; rate=2 ;;   # issue 4
+  esac
+  case "$2" in
+    lat8)   echo "p50_us 1 low $lat round trip 8 B, p50 (µs)"
+            echo "avg_us 1 low - round trip 8 B, average (µs)" ;;
+    stream) echo "mb_per_s 1 high $bw streaming 64 KiB writes (MB/s)" ;;
+    msg8)   if [ "$1" = netty ]; then echo "ops_per_s 1e6 high $rate 8-byte messages, flush every 64 (M/s)"
+            else echo "ops_per_s 1e6 high $rate 8-byte writes (M/s)"; fi ;;
+    msg8f)  echo "ops_per_s 1e6 high - 8-byte messages, each flushed (M/s)" ;;
+  esac
+}
+
+declare -A APP_V APP_T
+
+# run_app_section GROUP CASES
+run_app_section() {
+  local group="$1" cases="$2" round c p order sub args line m v disable got t
+  for ((round = 1; round <= RUNS; round++)); do
+    if ((round % 2)); then order="hadronio jdk"; else order="jdk hadronio"; fi
+    for c in $cases; do
+      read -r sub args <<<"$(app_case "$group" "$c")"
+      for p in $order; do
+        [ "$p" = jdk ] && disable=true || disable=false
+        # shellcheck disable=SC2086
+        pair "$group-r$round-$c-$p" "$group benchmark $sub $c on $p" \
+          env DISABLE_HADRONIO=$disable "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" "$group" benchmark "$sub" -- $args
+        line="$LINE"
+        echo "section=$group case=$c round=$round load=$(cut -d' ' -f1 /proc/loadavg) $line" >>"$LOG_DIR/results.txt"
+        got="$(field "$line" provider)"; t="$(field "$line" transports)"
+        [ "$got" = "$p" ] || die "$group $c: asked for provider $p, the client reports '$got' ($LOG_DIR/$group-r$round-$c-$p-client.log)"
+        if [ "$p" = hadronio ] && [ "$t" = kernel-tcp ]; then
+          die "$group $c: hadroNIO fell back to the JDK's provider (transports=kernel-tcp); see $LOG_DIR/$group-r$round-$c-$p-*.log"
+        fi
+        case ",${APP_T[$group:$c:$p]:-}," in *",$t,"*) ;; *) APP_T[$group:$c:$p]="${APP_T[$group:$c:$p]:+${APP_T[$group:$c:$p]} / }$t" ;; esac
+        for m in p50_us avg_us mb_per_s ops_per_s; do
+          v="$(field "$line" "$m")"
+          [ -n "$v" ] && APP_V[$group:$c:$p:$m]+=" $v"
+        done
+      done
+    done
+    note "$group: round $round/$RUNS done"
+  done
+}
+
+# print_app_section GROUP CASES TITLE
+print_app_section() {
+  local group="$1" cases="$2" title="$3" c metric scale better target label h j
+  echo
+  echo "$title, 127.0.0.1, server on core $SERVER_CPU, client on core $CLIENT_CPU; medians of $RUNS interleaved rounds"
+  echo "ratio = hadroNIO / JDK (round trips: lower is better; rates: higher is better); target: $4"
+  echo
+  printf '| %-40s | %10s | %10s | %6s | %8s | %-6s | %-22s |\n' measurement hadroNIO JDK ratio target met transport
+  printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------------------------------------------ -----------: -----------: -------: ---------: -------- ------------------------
+  for c in $cases; do
+    while read -r metric scale better target label; do
+      h="$(median <<<"${APP_V[$group:$c:hadronio:$metric]:-}")"
+      j="$(median <<<"${APP_V[$group:$c:jdk:$metric]:-}")"
+      awk -v l="$label" -v h="$h" -v j="$j" -v s="$scale" -v b="$better" -v t="$target" \
+          -v tr="${APP_T[$group:$c:hadronio]:-?} / ${APP_T[$group:$c:jdk]:-?}" '
+        function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x) }
+        BEGIN {
+          h /= s; j /= s
+          met = "-"; tg = "-"
+          if (t != "-") {
+            tg = (b == "low" ? "<= " : ">= ") t
+            met = (b == "low" ? h <= t : h >= t) ? "yes" : "no"
+          }
+          # labels hold one two-byte character (µ) at most; printf pads bytes
+          pad = (index(l, "µ") ? 41 : 40)
+          printf "| %-" pad "s | %10s | %10s | %6.2f | %8s | %-6s | %-22s |\n", l, fmt(h), fmt(j), h / j, tg, met, tr
+        }'
+    done < <(app_rows "$group" "$c")
+  done
+  echo
+  echo "per round, hadroNIO/JDK:"
+  for c in $cases; do
+    while read -r metric scale better target label; do
+      awk -v l="$label" -v v="$(pairs_scaled "${APP_V[$group:$c:hadronio:$metric]:-}" "${APP_V[$group:$c:jdk:$metric]:-}" "$scale")" \
+        'BEGIN { pad = (index(l, "µ") ? 41 : 40); printf "  %-" pad "s  %s\n", l, v }'
+    done < <(app_rows "$group" "$c")
+  done
+  echo
+}
+
+# pairs_scaled "A1 A2 .." "B1 B2 .." SCALE: "A1/B1 A2/B2 .." divided by SCALE
+pairs_scaled() {
+  local a=($1) b=($2) i out=""
+  for i in "${!a[@]}"; do
+    out+="$(awk -v x="${a[$i]}" -v y="${b[$i]:-nan}" -v s="$3" '
+      function fmt(v) { return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v) }
+      BEGIN { printf "%s/%s", fmt(x / s), fmt(y / s) }') "
+  done
+  echo "$out"
+}
+
+BLOCKING_CASES="${BLOCKING_CASES:-lat8 stream msg8}"
+NETTY_CASES="${NETTY_CASES:-lat8 stream msg8}"
+
+run_section_blocking() { run_app_section blocking "$BLOCKING_CASES"; }
+print_section_blocking() {
+  print_app_section blocking "$BLOCKING_CASES" "Blocking NIO (hadronio blocking benchmark), hadroNIO vs the JDK's provider" \
+    "issue 3 (round trip 8 B <= 1.5 µs median, 64 KiB streaming >= 6 GB/s, 8-byte writes >= 8 M/s)"
+}
+run_section_netty() { run_app_section netty "$NETTY_CASES"; }
+print_section_netty() {
+  print_app_section netty "$NETTY_CASES" "Netty NIO transport (hadronio netty benchmark), hadroNIO vs the JDK's provider" \
+    "issue 4 (round trip 8 B <= 4 µs median, 64 KiB streaming >= 5 GB/s, 8-byte messages >= 2 M/s)"
+}
+
 # ---- main --------------------------------------------------------------------------------------
 
 main() {
@@ -301,6 +460,10 @@ main() {
   command -v taskset >/dev/null || die "taskset (util-linux) is needed to pin the processes"
   command -v ss >/dev/null || die "ss (iproute2) is needed to see when a server listens"
   [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$RUNS'"
+  local c
+  for c in $SECTIONS; do declare -F "run_section_$c" >/dev/null || die "unknown section '$c' (ucx blocking netty)"; done
+  for c in $BLOCKING_CASES; do app_case blocking "$c" >/dev/null || die "unknown BLOCKING_CASES entry '$c' (lat8 stream msg8)"; done
+  for c in $NETTY_CASES; do app_case netty "$c" >/dev/null || die "unknown NETTY_CASES entry '$c' (lat8 stream msg8 msg8f)"; done
   local cpus; cpus="$(nproc)"
   ((SERVER_CPU < cpus && CLIENT_CPU < cpus)) || die "SERVER_CPU/CLIENT_CPU ($SERVER_CPU/$CLIENT_CPU) must be < $cpus cores"
 
@@ -314,7 +477,6 @@ main() {
   local start=$SECONDS section load0
   load0="$(cut -d' ' -f1-3 /proc/loadavg)"
   for section in $SECTIONS; do
-    declare -F "run_section_$section" >/dev/null || die "unknown section '$section'"
     "run_section_$section"
   done
   {
