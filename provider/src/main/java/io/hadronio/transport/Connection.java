@@ -94,6 +94,7 @@ public final class Connection implements WorkerGroup.Readiness {
     private long txSent;          // DATA messages posted
     private int txPending;        // bytes in slot (txSent % count) waiting for a credit, not yet posted
     private boolean pendingWatched; // the control loop is flushing this connection
+    private long heldBack;        // small writes that waited for a credit (see heldBackWrites)
     // with this many credits or fewer, small writes are coalesced instead of sent one by one:
     // the receiver is behind, and one message per write would only make it fall further back
     private int coalesceBelow;
@@ -401,7 +402,11 @@ public final class Connection implements WorkerGroup.Readiness {
                 if (i >= end) {
                     break;
                 }
-                if (credits() == 0) {
+                // Refresh the peer's credits before holding bytes back, not only at zero: with a
+                // stale count a ping-pong writer held every ~4th message for a credit the peer had
+                // long returned, and woke the control loop to flush it (8 B round trip p90 8 us
+                // instead of 1.2 us, blocking and Netty alike). One request-status downcall.
+                if (credits() <= coalesceBelow) {
                     pollCredits();
                     if (credits() == 0) {
                         group.progressLocked();
@@ -438,6 +443,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 } else {
                     // the peer has no free slice: the bytes wait here and go out with the next credit
                     txPending = filled;
+                    heldBack++;
                     if (!pendingWatched) {
                         pendingWatched = true;
                         control.flushWhenCredited(this);
@@ -566,6 +572,16 @@ public final class Connection implements WorkerGroup.Readiness {
             throw new IOException("UCX send failed: " + UcsStatus.describe(status));
         }
         return true;
+    }
+
+    /** Writes whose bytes waited for a credit instead of leaving at once (for tests). */
+    long heldBackWrites() {
+        lock.lock();
+        try {
+            return heldBack;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** DATA messages posted so far (what an end-of-stream mark announces). */
