@@ -1,5 +1,6 @@
 package io.hadronio.app.blocking;
 
+import io.hadronio.app.Role;
 import io.hadronio.app.SocketAddressConverter;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -31,14 +32,6 @@ final class BlockingBenchmark implements Runnable {
         throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: latency or throughput");
     }
 
-    static final class Role {
-        @Option(names = {"-s", "--server"}, required = true, description = "Run the server.")
-        boolean server;
-
-        @Option(names = {"-r", "--remote"}, required = true, paramLabel = "HOST:PORT",
-                converter = SocketAddressConverter.class, description = "Run the client against HOST:PORT.")
-        InetSocketAddress remote;
-    }
 
     abstract static class Base implements Callable<Integer> {
         @ArgGroup(exclusive = true, multiplicity = "1")

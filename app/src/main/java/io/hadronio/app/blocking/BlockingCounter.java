@@ -1,5 +1,6 @@
 package io.hadronio.app.blocking;
 
+import io.hadronio.app.Role;
 import io.hadronio.app.SocketAddressConverter;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -16,14 +17,6 @@ import picocli.CommandLine.Option;
 @Command(name = "counter", mixinStandardHelpOptions = true,
         description = "Client and server pass a counter back and forth, each adding one.")
 final class BlockingCounter implements Callable<Integer> {
-    static final class Role {
-        @Option(names = {"-s", "--server"}, required = true, description = "Run the server.")
-        boolean server;
-
-        @Option(names = {"-r", "--remote"}, required = true, paramLabel = "HOST:PORT",
-                converter = SocketAddressConverter.class, description = "Run the client against HOST:PORT.")
-        InetSocketAddress remote;
-    }
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     Role role;

@@ -1,5 +1,6 @@
 package io.hadronio.app.netty;
 
+import io.hadronio.app.Role;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.SocketAddressConverter;
 import io.netty.bootstrap.Bootstrap;
@@ -45,14 +46,6 @@ final class NettyBenchmark implements Runnable {
                 "Missing subcommand: latency, throughput or connection");
     }
 
-    static final class Role {
-        @Option(names = {"-s", "--server"}, required = true, description = "Run the server.")
-        boolean server;
-
-        @Option(names = {"-r", "--remote"}, required = true, paramLabel = "HOST:PORT",
-                converter = SocketAddressConverter.class, description = "Run the client against HOST:PORT.")
-        InetSocketAddress remote;
-    }
 
     abstract static class Base implements Callable<Integer> {
         @Spec

@@ -1,5 +1,6 @@
 package io.hadronio.app.netty;
 
+import io.hadronio.app.Role;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.SocketAddressConverter;
 import io.netty.bootstrap.ServerBootstrap;
@@ -37,14 +38,6 @@ final class NettyEcho implements Callable<Integer> {
     // what the client's handler passes to the main thread at end-of-stream
     private static final String EOF = new String("EOF");
 
-    static final class Role {
-        @Option(names = {"-s", "--server"}, required = true, description = "Run the server.")
-        boolean server;
-
-        @Option(names = {"-r", "--remote"}, required = true, paramLabel = "HOST:PORT",
-                converter = SocketAddressConverter.class, description = "Run the client against HOST:PORT.")
-        InetSocketAddress remote;
-    }
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     Role role;

@@ -1,5 +1,6 @@
 package io.hadronio.app.netty;
 
+import io.hadronio.app.Role;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.SocketAddressConverter;
 import io.netty.bootstrap.ServerBootstrap;
@@ -31,14 +32,6 @@ import picocli.CommandLine.Option;
 @Command(name = "hello", mixinStandardHelpOptions = true,
         description = "Netty greeting: the client greets, the server answers; both print and close.")
 final class NettyHello implements Callable<Integer> {
-    static final class Role {
-        @Option(names = {"-s", "--server"}, required = true, description = "Run the server.")
-        boolean server;
-
-        @Option(names = {"-r", "--remote"}, required = true, paramLabel = "HOST:PORT",
-                converter = SocketAddressConverter.class, description = "Run the client against HOST:PORT.")
-        InetSocketAddress remote;
-    }
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     Role role;
