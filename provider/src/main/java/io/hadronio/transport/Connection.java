@@ -504,17 +504,33 @@ public final class Connection implements WorkerGroup.Readiness {
     boolean flushFromControl() {
         lock.lock();
         try {
-            if (released && txPending == 0 || !worker.isOpen()) {
-                pendingWatched = false;
+            if (released || !worker.isOpen()) {
+                // a closing connection's held-back bytes are sent by its close (sendsComplete)
                 return false;
             }
             group.progressLocked();
             flushPending();
-            pendingWatched = txPending > 0;
-            return pendingWatched;
+            return txPending > 0;
         } catch (UcxException | RuntimeException e) {
-            pendingWatched = false;
             return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The control loop stops watching: true unless bytes are held back again (then it
+     * keeps watching). Under the lock, so a writer either sees the watch still on or
+     * asks for a new one.
+     */
+    boolean endFlushWatch() {
+        lock.lock();
+        try {
+            if (txPending > 0 && !released && worker.isOpen()) {
+                return false;
+            }
+            pendingWatched = false;
+            return true;
         } finally {
             lock.unlock();
         }
