@@ -65,9 +65,7 @@ final class ServerSocketAdaptor extends ServerSocket {
 
     @Override
     public Socket accept() throws IOException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
         if (!channel.isBound()) {
             throw new SocketException("Socket is not bound yet");
         }
@@ -95,9 +93,7 @@ final class ServerSocketAdaptor extends ServerSocket {
 
     @Override
     public void setSoTimeout(int timeout) throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
         if (timeout < 0) {
             throw new IllegalArgumentException("timeout < 0");
         }
@@ -106,28 +102,18 @@ final class ServerSocketAdaptor extends ServerSocket {
 
     @Override
     public int getSoTimeout() throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
         return channel.acceptTimeoutMillis;
     }
 
     @Override
     public void setReuseAddress(boolean on) throws SocketException {
-        try {
-            channel.setOption(StandardSocketOptions.SO_REUSEADDR, on);
-        } catch (IOException e) {
-            throw new SocketException(e.getMessage());
-        }
+        AdaptorOptions.set(channel, StandardSocketOptions.SO_REUSEADDR, on);
     }
 
     @Override
     public boolean getReuseAddress() throws SocketException {
-        try {
-            return channel.getOption(StandardSocketOptions.SO_REUSEADDR);
-        } catch (IOException e) {
-            throw new SocketException(e.getMessage());
-        }
+        return AdaptorOptions.get(channel, StandardSocketOptions.SO_REUSEADDR);
     }
 
     @Override
@@ -135,20 +121,12 @@ final class ServerSocketAdaptor extends ServerSocket {
         if (size <= 0) {
             throw new IllegalArgumentException("negative receive size");
         }
-        try {
-            channel.setOption(StandardSocketOptions.SO_RCVBUF, size);
-        } catch (IOException e) {
-            throw new SocketException(e.getMessage());
-        }
+        AdaptorOptions.set(channel, StandardSocketOptions.SO_RCVBUF, size);
     }
 
     @Override
     public int getReceiveBufferSize() throws SocketException {
-        try {
-            return channel.getOption(StandardSocketOptions.SO_RCVBUF);
-        } catch (IOException e) {
-            throw new SocketException(e.getMessage());
-        }
+        return AdaptorOptions.get(channel, StandardSocketOptions.SO_RCVBUF);
     }
 
     @Override

@@ -56,13 +56,7 @@ final class SocketAdaptor extends Socket {
         if (!channel.isBlocking()) {
             throw new IllegalBlockingModeException();
         }
-        try {
-            channel.connect(remote, timeout);
-        } catch (java.net.SocketTimeoutException e) {
-            throw e;
-        } catch (IOException e) {
-            throw e;
-        }
+        channel.connect(remote, timeout);
     }
 
     @Override
@@ -190,38 +184,18 @@ final class SocketAdaptor extends Socket {
     }
 
     private void ensureUsable() throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
         if (!channel.isConnected()) {
             throw new SocketException("Socket is not connected");
         }
     }
 
     private <T> void set(SocketOption<T> name, T value) throws SocketException {
-        try {
-            if (!channel.isOpen()) {
-                throw new SocketException("Socket is closed");
-            }
-            channel.setOption(name, value);
-        } catch (SocketException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new SocketException(e.getMessage());
-        }
+        AdaptorOptions.set(channel, name, value);
     }
 
     private <T> T get(SocketOption<T> name) throws SocketException {
-        try {
-            if (!channel.isOpen()) {
-                throw new SocketException("Socket is closed");
-            }
-            return channel.getOption(name);
-        } catch (SocketException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new SocketException(e.getMessage());
-        }
+        return AdaptorOptions.get(channel, name);
     }
 
     @Override
@@ -251,24 +225,18 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public void setOOBInline(boolean on) throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
     }
 
     @Override
     public boolean getOOBInline() throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
         return false;
     }
 
     @Override
     public void setSoTimeout(int timeout) throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
         if (timeout < 0) {
             throw new IllegalArgumentException("timeout < 0");
         }
@@ -277,9 +245,7 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public int getSoTimeout() throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
+        AdaptorOptions.ensureOpen(channel);
         return channel.readTimeoutMillis;
     }
 
