@@ -18,6 +18,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
@@ -328,17 +329,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     public int readyOps(int interestOps) {
         int ready = 0;
         int s = state;
-        if ((interestOps & java.nio.channels.SelectionKey.OP_CONNECT) != 0 && s == ST_CONNECTIONPENDING
+        if ((interestOps & SelectionKey.OP_CONNECT) != 0 && s == ST_CONNECTIONPENDING
                 && (asyncConnected != null || asyncFailure != null)) {
-            ready |= java.nio.channels.SelectionKey.OP_CONNECT;
+            ready |= SelectionKey.OP_CONNECT;
         }
         Connection c = connection;
         if (c != null && s == ST_CONNECTED) {
-            int rw = interestOps & (java.nio.channels.SelectionKey.OP_READ | java.nio.channels.SelectionKey.OP_WRITE);
+            int rw = interestOps & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
             if (rw != 0) {
                 if (inputShutdown) {
-                    ready |= rw & java.nio.channels.SelectionKey.OP_READ;
-                    rw &= ~java.nio.channels.SelectionKey.OP_READ;
+                    ready |= rw & SelectionKey.OP_READ;
+                    rw &= ~SelectionKey.OP_READ;
                 }
                 ready |= c.readyOps(rw);
             }
@@ -506,7 +507,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             n = c.read(dsts, offset, length);
             if (n == 0 && blocking) {
                 long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
-                while (n == 0 && isOpen() && !inputShutdown && hasRemaining(dsts, offset, length)) {
+                while (n == 0 && isOpen() && !inputShutdown && Connection.hasRemaining(dsts, offset, length)) {
                     if (!c.await(Connection.OP_READ, deadline)) {
                         throw new SocketTimeoutException("Read timed out");
                     }
@@ -527,15 +528,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 throw new AsynchronousCloseException();
             }
         }
-    }
-
-    private static boolean hasRemaining(ByteBuffer[] bufs, int offset, int length) {
-        for (int i = offset; i < offset + length; i++) {
-            if (bufs[i].hasRemaining()) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
@@ -586,7 +578,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
             total = c.write(srcs, offset, length);
             if (blocking) {
-                while (isOpen() && hasRemaining(srcs, offset, length)) {
+                while (isOpen() && Connection.hasRemaining(srcs, offset, length)) {
                     c.await(Connection.OP_WRITE, Long.MAX_VALUE);
                     if (!isOpen()) {
                         break;
@@ -594,7 +586,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     total += c.write(srcs, offset, length);
                 }
             }
-            completed = !hasRemaining(srcs, offset, length) || !blocking;
+            completed = !Connection.hasRemaining(srcs, offset, length) || !blocking;
             return total;
         } finally {
             if (blocking) {

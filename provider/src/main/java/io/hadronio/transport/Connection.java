@@ -276,7 +276,8 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    private static boolean hasRemaining(ByteBuffer[] bufs, int offset, int length) {
+    /** True when any of {@code bufs[offset .. offset + length)} has room or bytes left. */
+    public static boolean hasRemaining(ByteBuffer[] bufs, int offset, int length) {
         for (int i = offset; i < offset + length; i++) {
             if (bufs[i].hasRemaining()) {
                 return true;
