@@ -222,7 +222,10 @@ public final class UcxEndpoint implements AutoCloseable {
 
     /**
      * Closes the endpoint, progressing its worker: a flushing close (sends complete
-     * first), forced if it has not finished within five seconds (a dead peer).
+     * first), or a forced one after an error. If a flushing close has not finished within
+     * five seconds (a dead peer), its request is handed back to UCX, which finishes it in
+     * the background or when the worker closes (UCX 1.13 refuses to force a close that
+     * is already flushing).
      */
     @Override
     public void close() throws UcxException {
@@ -234,15 +237,10 @@ public final class UcxEndpoint implements AutoCloseable {
             return;
         }
         long deadline = System.nanoTime() + FLUSH_CLOSE_NANOS;
-        int status;
-        while ((status = worker.status(request)) == UcsStatus.INPROGRESS && System.nanoTime() < deadline) {
+        while (worker.status(request) == UcsStatus.INPROGRESS && System.nanoTime() < deadline) {
             worker.progress();
         }
-        if (status == UcsStatus.INPROGRESS) {
-            // a flushing close that cannot finish (dead peer): the request completes when the worker closes
-            worker.release(request);
-            return;
-        }
+        // still in progress after the deadline (dead peer): released all the same, UCX finishes it
         worker.release(request);
     }
 
