@@ -69,6 +69,10 @@ public final class HadronioSelector extends AbstractSelector {
     private int platformBase;
     // registered keys of JDK channels; none: no poll(2) while spinning
     private final AtomicInteger platformKeys = new AtomicInteger();
+    // the registered keys as an array, for the scans of every selection pass (iterating the
+    // concurrent set would allocate an iterator per pass); rebuilt when keys come or go
+    private volatile HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
+    private final Object keyArrayLock = new Object();
     private final long spinNanos;
 
     public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) throws IOException {
@@ -124,11 +128,13 @@ public final class HadronioSelector extends AbstractSelector {
             platformKeys.incrementAndGet();
         }
         keys.add(key);
+        refreshKeyArray();
         if (!isOpen()) {
             // closed meanwhile, after (or while) implCloseSelector deregistered the keys it saw
             if (keys.remove(key) && fd >= 0) {
                 platformKeys.decrementAndGet();
             }
+            refreshKeyArray();
             throw new ClosedSelectorException();
         }
         // a sleeping selection polls the fds it had: a JDK channel's must be added
@@ -285,8 +291,7 @@ public final class HadronioSelector extends AbstractSelector {
             return 0;
         }
         int n = 0;
-        for (SelectionKey k : keys) {
-            HadronioSelectionKey key = (HadronioSelectionKey) k;
+        for (HadronioSelectionKey key : keyArray) {
             if (key.platformFd < 0 || !key.isValid()) {
                 continue;
             }
@@ -329,8 +334,7 @@ public final class HadronioSelector extends AbstractSelector {
      */
     private int scan(int polled) {
         int updated = 0;
-        for (SelectionKey k : keys) {
-            HadronioSelectionKey key = (HadronioSelectionKey) k;
+        for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
                 continue;
             }
@@ -403,6 +407,17 @@ public final class HadronioSelector extends AbstractSelector {
                 killIfClosed(key.channel(), key.platformFd);
             }
         }
+        refreshKeyArray();
+    }
+
+    /**
+     * Rebuilds {@link #keyArray} from {@link #keys}. Each change of the set is followed by a
+     * refresh, and refreshes are serialised, so the last one always sees every change.
+     */
+    private void refreshKeyArray() {
+        synchronized (keyArrayLock) {
+            keyArray = keys.toArray(new HadronioSelectionKey[0]);
+        }
     }
 
     private static void killIfClosed(SelectableChannel channel, int platformFd) {
@@ -435,6 +450,7 @@ public final class HadronioSelector extends AbstractSelector {
                     killIfClosed(key.channel(), key.platformFd);
                 }
                 keys.clear();
+                refreshKeyArray();
                 platformKeys.set(0);
                 selectedKeys.clear();
                 cancelledKeys().clear();
