@@ -18,9 +18,68 @@ import java.util.TreeMap;
  * @param spinMicros       {@code hadronio.polling.spin}: adaptive mode's busy-poll window in µs (default 100)
  * @param handshakeMillis  {@code hadronio.handshake.timeout}: how long the connection handshake may take (default 10000 ms)
  * @param ucx              {@code hadronio.ucx.KEY=VALUE}: passed to UCX as configuration KEY (e.g. hadronio.ucx.TLS=tcp)
+ * @param secretFile       {@code hadronio.secret.file}: the key that authenticates peers (default
+ *                         {@code ~/.hadronio/secret}, made on first use, readable by its owner only)
+ * @param remoteNetworks   {@code hadronio.remote.networks}: networks (CIDR, comma-separated) whose hosts run
+ *                         hadroNIO and are accelerated across hosts (default: none, i.e. one host only)
+ * @param detectMillis     {@code hadronio.remote.detect.timeout}: how long a server waits for the hello of a
+ *                         client from a remote network before it serves it as plain TCP (default 200 ms)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
-                             long spinMicros, int handshakeMillis, Map<String, String> ucx) {
+                             long spinMicros, int handshakeMillis, Map<String, String> ucx,
+                             java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis) {
+
+    /** An IPv4 or IPv6 network, {@code address/prefix}. */
+    public record Cidr(byte[] network, int prefix) {
+        /** Parses {@code a.b.c.d/n}, {@code v6::/n} or a bare address (a host); null when malformed. */
+        static Cidr parse(String text) {
+            String s = text.trim();
+            int slash = s.indexOf('/');
+            String host = slash < 0 ? s : s.substring(0, slash);
+            if (host.isEmpty() || !host.matches("[0-9A-Fa-f:.]+")) {
+                return null; // a literal only: never a DNS lookup at start-up
+            }
+            try {
+                byte[] addr = java.net.InetAddress.getByName(host).getAddress();
+                int prefix = slash < 0 ? addr.length * 8 : Integer.parseInt(s.substring(slash + 1));
+                if (prefix < 0 || prefix > addr.length * 8) {
+                    return null;
+                }
+                return new Cidr(addr, prefix);
+            } catch (java.io.IOException | NumberFormatException e) {
+                return null;
+            }
+        }
+
+        /** True when {@code address} lies in this network (IPv4-mapped IPv6 addresses count as IPv4). */
+        public boolean contains(java.net.InetAddress address) {
+            byte[] a = address.getAddress();
+            if (a.length != network.length) {
+                return false;
+            }
+            int full = prefix / 8;
+            for (int i = 0; i < full; i++) {
+                if (a[i] != network[i]) {
+                    return false;
+                }
+            }
+            int rest = prefix % 8;
+            if (rest == 0) {
+                return true;
+            }
+            int mask = (0xFF << (8 - rest)) & 0xFF;
+            return (a[full] & mask) == (network[full] & mask);
+        }
+
+        @Override
+        public String toString() {
+            try {
+                return java.net.InetAddress.getByAddress(network).getHostAddress() + "/" + prefix;
+            } catch (java.net.UnknownHostException e) {
+                return "?/" + prefix;
+            }
+        }
+    }
 
     /** How a thread waits for UCX. */
     public enum Polling {
@@ -58,7 +117,52 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 polling(p, "hadronio.polling", Polling.ADAPTIVE),
                 number(p, "hadronio.polling.spin", 100, 0, 10_000_000),
                 (int) number(p, "hadronio.handshake.timeout", 10_000, 1, 600_000),
-                Map.copyOf(ucx));
+                Map.copyOf(ucx),
+                secretFile(p, "hadronio.secret.file"),
+                networks(p, "hadronio.remote.networks"),
+                (int) number(p, "hadronio.remote.detect.timeout", 200, 1, 60_000));
+    }
+
+    private static java.nio.file.Path secretFile(Properties p, String name) {
+        String v = p.getProperty(name);
+        if (v == null) {
+            return java.nio.file.Path.of(System.getProperty("user.home"), ".hadronio", "secret");
+        }
+        if (v.isBlank()) {
+            throw bad(name, v, "the path of a file");
+        }
+        try {
+            return java.nio.file.Path.of(v.trim());
+        } catch (java.nio.file.InvalidPathException e) {
+            throw bad(name, v, "the path of a file");
+        }
+    }
+
+    private static java.util.List<Cidr> networks(Properties p, String name) {
+        String v = p.getProperty(name);
+        if (v == null || v.isBlank()) {
+            return java.util.List.of();
+        }
+        java.util.List<Cidr> list = new java.util.ArrayList<>();
+        for (String part : v.split(",")) {
+            Cidr c = Cidr.parse(part);
+            if (c == null) {
+                throw bad(name, v, "comma-separated networks such as 10.0.0.0/8 or fd00::/8 ('" + part.trim()
+                        + "' is not one)");
+            }
+            list.add(c);
+        }
+        return java.util.List.copyOf(list);
+    }
+
+    /** True when a peer at {@code address} is configured to run hadroNIO across hosts. */
+    public boolean isRemoteAccelerated(java.net.InetAddress address) {
+        for (Cidr c : remoteNetworks) {
+            if (c.contains(address)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static final Map<String, String> KNOWN = new TreeMap<>(Map.of(
@@ -68,7 +172,10 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
             "hadronio.workers", "1..64",
             "hadronio.polling", "busy|event|adaptive",
             "hadronio.polling.spin", "microseconds",
-            "hadronio.handshake.timeout", "milliseconds"));
+            "hadronio.handshake.timeout", "milliseconds",
+            "hadronio.secret.file", "path",
+            "hadronio.remote.networks", "CIDR list",
+            "hadronio.remote.detect.timeout", "milliseconds"));
 
     private static IllegalArgumentException bad(String name, String value, String expected) {
         return new IllegalArgumentException("invalid value for system property " + name + ": '" + value
@@ -152,6 +259,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
         return "enabled=" + enabled + ", slice.size=" + sliceSize + ", slice.count=" + sliceCount + ", workers="
                 + workers + ", polling=" + polling.name().toLowerCase(Locale.ROOT)
                 + (polling == Polling.ADAPTIVE ? ", polling.spin=" + spinMicros + "us" : "")
-                + ", handshake.timeout=" + handshakeMillis + "ms" + (ucx.isEmpty() ? "" : ", ucx=" + ucx);
+                + ", handshake.timeout=" + handshakeMillis + "ms"
+                + (remoteNetworks.isEmpty() ? "" : ", remote.networks=" + remoteNetworks + ", remote.detect.timeout="
+                + detectMillis + "ms") + (ucx.isEmpty() ? "" : ", ucx=" + ucx);
     }
 }

@@ -41,7 +41,12 @@ public class HadronioProvider extends SelectorProvider {
     private final UcxRuntime runtime;
 
     public HadronioProvider() {
-        this.config = HadronioConfig.fromSystemProperties();
+        this(HadronioConfig.fromSystemProperties());
+    }
+
+    /** A provider with its own configuration (tests: a second provider with another key). */
+    public HadronioProvider(HadronioConfig config) {
+        this.config = config;
         this.platform = JdkInternals.platformProvider();
         this.runtime = config.enabled() ? startUcx(config, platform) : null;
         if (runtime != null) {
@@ -54,9 +59,16 @@ public class HadronioProvider extends SelectorProvider {
     private static UcxRuntime startUcx(HadronioConfig config, SelectorProvider platform) {
         try {
             Ucx.ensureAvailable();
-            return UcxRuntime.start(config, platform);
-        } catch (RuntimeException | IOException | LinkageError e) {
+        } catch (RuntimeException | LinkageError e) {
             warn("hadroNIO: UCX unavailable (" + e.getMessage() + "); running unaccelerated on the JDK's provider");
+            return null;
+        }
+        try {
+            return UcxRuntime.start(config, platform);
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (RuntimeException | IOException | LinkageError e) {
+            warn("hadroNIO: cannot accelerate (" + e.getMessage() + "); running unaccelerated on the JDK's provider");
             return null;
         }
     }

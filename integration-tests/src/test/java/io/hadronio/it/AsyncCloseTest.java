@@ -161,18 +161,24 @@ class AsyncCloseTest extends ItSupport {
     @Test
     void shouldCloseTheChannelAndThrowClosedByInterruptExceptionWhenInterruptedInTheHandshake()
             throws Exception {
-        // a kernel TCP server that accepts (its backlog does) but never answers the handshake
+        // a kernel TCP server that accepts (its backlog does) but never answers the handshake,
+        // behind a rendezvous that (with our key) tells clients it is accelerated
         try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, LOOPBACK)) {
+            io.hadronio.connection.LocalRendezvous liar = new io.hadronio.connection.LocalRendezvous(
+                    io.hadronio.connection.Secret.load(java.nio.file.Path.of(System.getProperty("user.home"),
+                            ".hadronio", "secret")), 10_000);
+            liar.listen(LOOPBACK, silent.getLocalPort());
             SocketChannel ch = SocketChannel.open();
             AtomicBoolean interrupted = new AtomicBoolean();
             Task<Boolean> connector = startRecordingInterrupt(interrupted,
                     () -> ch.connect(loopback(silent.getLocalPort())));
-            awaitBlockedIn(connector.thread(), e -> e.getClassName().equals("io.hadronio.transport.Handshake")
-                    && e.getMethodName().equals("readFully"));
+            awaitBlockedIn(connector.thread(), e -> e.getClassName().endsWith("HadronioSocketChannel")
+                    && e.getMethodName().equals("completeConnect"));
             connector.thread().interrupt();
             assertEquals(ClosedByInterruptException.class, classOf(connector.failure()));
             assertFalse(ch.isOpen(), "the interrupt closed the channel");
             assertTrue(interrupted.get());
+            liar.unlisten(LOOPBACK, silent.getLocalPort());
         }
     }
 

@@ -183,4 +183,24 @@ class OrderlyCloseTest extends ItSupport {
             assertFalse(ch.socket().isClosed());
         }
     }
+
+    /**
+     * A JVM that ends without closing its channel (returning from main, System.exit): the
+     * peer reads everything written, then end-of-stream, as with the JDK's sockets.
+     */
+    @Test
+    void shouldDeliverEverythingThenEndOfStreamWhenThePeerExitsWithoutClosing() throws Exception {
+        for (String how : List.of("return", "exit")) {
+            try (java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open()
+                    .bind(new java.net.InetSocketAddress(LOOPBACK, 0))) {
+                int serverPort = ((java.net.InetSocketAddress) server.getLocalAddress()).getPort();
+                try (ChildJvm writer = ChildJvm.withProvider("write-exit", String.valueOf(serverPort),
+                        String.valueOf(IN_WINDOW), how); SocketChannel ch = server.accept()) {
+                    assertTrue(ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT).startsWith("ucx:"));
+                    writer.expect("WRITTEN");
+                    assertStream(IN_WINDOW, Data.readToEnd(ch));
+                }
+            }
+        }
+    }
 }

@@ -49,6 +49,9 @@ import java.util.stream.Collectors;
  * <li>{@code selftest}: prints {@code PROVIDER class}, echoes 1 MiB between two channels of
  *     this JVM, prints {@code CHANNEL class} and {@code OK}; any failure prints {@code ERROR ...}.
  * <li>{@code options}: prints {@code OPTIONS} and {@code SERVER_OPTIONS}, the sorted option names.
+ * <li>{@code write-exit port n return|exit}: connects, writes n bytes of {@link Data}, prints
+ *     {@code WRITTEN}, and ends without closing the channel: by returning from main, or by
+ *     {@code System.exit(0)}.
  * </ul>
  */
 public final class Peer {
@@ -65,6 +68,7 @@ public final class Peer {
                 case "plain-client" -> plainClient(Integer.parseInt(args[1]), args[2].equals("garbage"));
                 case "selftest" -> selftest();
                 case "options" -> options();
+                case "write-exit" -> writeAndExit(Integer.parseInt(args[1]), Long.parseLong(args[2]), args[3]);
                 default -> throw new IllegalArgumentException("unknown mode " + args[0]);
             }
         } catch (Throwable t) {
@@ -261,6 +265,16 @@ public final class Peer {
                 say("RESET " + e.getMessage());
             }
         }
+    }
+
+    private static void writeAndExit(int port, long n, String how) throws IOException {
+        SocketChannel ch = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        Data.write(ch, n);
+        say("WRITTEN");
+        if (how.equals("exit")) {
+            System.exit(0);
+        }
+        // return from main with the channel open
     }
 
     // ---- one-JVM checks ------------------------------------------------------------------------

@@ -67,8 +67,10 @@ public final class HadronioSelector extends AbstractSelector {
     private HadronioSelectionKey[] polledKeys = new HadronioSelectionKey[16];
     // index of the first JDK channel's fd in pollSet
     private int platformBase;
-    // registered keys of JDK channels; none: no poll(2) while spinning
+    // registered keys of JDK channels; none (and no plain hadroNIO channel): no poll(2) while spinning
     private final AtomicInteger platformKeys = new AtomicInteger();
+    // hadroNIO channels on plain TCP (their fd is polled) seen by the last scan
+    private int plainKeys;
     // the registered keys as an array, for the scans of every selection pass (iterating the
     // concurrent set would allocate an iterator per pass); rebuilt when keys come or go
     private volatile HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
@@ -287,12 +289,13 @@ public final class HadronioSelector extends AbstractSelector {
     /** Appends the fds of the JDK channels with interest to the poll set; returns how many. */
     private int addPlatformFds() {
         platformBase = pollSet.size();
-        if (platformKeys.get() == 0) {
+        if (platformKeys.get() == 0 && plainKeys == 0) {
             return 0;
         }
         int n = 0;
         for (HadronioSelectionKey key : keyArray) {
-            if (key.platformFd < 0 || !key.isValid()) {
+            int fd = key.platformFd >= 0 ? key.platformFd : ((UcxSelectable) key.channel()).pollFd();
+            if (fd < 0 || !key.isValid()) {
                 continue;
             }
             int interest = key.interestOpsUnchecked();
@@ -310,14 +313,14 @@ public final class HadronioSelector extends AbstractSelector {
                 polledKeys = java.util.Arrays.copyOf(polledKeys, n * 2);
             }
             polledKeys[n++] = key;
-            pollSet.add(key.platformFd, events);
+            pollSet.add(fd, events);
         }
         return n;
     }
 
     /** Polls the JDK channels' fds without waiting; returns how many were polled. */
     private int pollPlatform(int timeoutMillis) throws IOException {
-        if (platformKeys.get() == 0) {
+        if (platformKeys.get() == 0 && plainKeys == 0) {
             return 0;
         }
         pollSet.clear();
@@ -334,19 +337,25 @@ public final class HadronioSelector extends AbstractSelector {
      */
     private int scan(int polled) {
         int updated = 0;
+        int plain = 0;
         for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
                 continue;
+            }
+            UcxSelectable channel = (UcxSelectable) key.channel();
+            if (channel.pollFd() >= 0) {
+                plain++;
             }
             int interest = key.interestOpsUnchecked();
             if (interest == 0) {
                 continue;
             }
-            int ready = ((UcxSelectable) key.channel()).readyOps(interest) & interest;
+            int ready = channel.readyOps(interest) & interest;
             if (ready != 0) {
                 updated += setReady(key, ready);
             }
         }
+        plainKeys = plain;
         for (int i = 0; i < polled; i++) {
             HadronioSelectionKey key = polledKeys[i];
             polledKeys[i] = null;

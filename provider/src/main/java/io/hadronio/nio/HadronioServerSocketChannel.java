@@ -34,11 +34,26 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue, UcxSelectable {
     private static final int DEFAULT_BACKLOG = 50;
 
-    private record Accepted(SocketChannel tcp, Connection connection, ControlLoop.Control control) {
+    /** A connection waiting for accept(): accelerated (connection and control set) or plain (prefix or null). */
+    private record Accepted(SocketChannel tcp, Connection connection, ControlLoop.Control control,
+                            java.nio.ByteBuffer prefix) {
+        void close() {
+            if (control != null) {
+                control.close();
+            } else {
+                try {
+                    tcp.close();
+                } catch (IOException e) {
+                    // nothing to do
+                }
+            }
+        }
     }
 
     // put into the queue by close() to wake a blocked accept at once
-    private static final Accepted CLOSED = new Accepted(null, null, null);
+    private static final Accepted CLOSED = new Accepted(null, null, null, null);
+    // where the local rendezvous listens for this channel's clients (null until bound)
+    private volatile java.net.InetSocketAddress rendezvousAddress;
 
     private final UcxRuntime runtime;
     // the kernel listener
@@ -71,8 +86,25 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             tcp.configureBlocking(false);
             bound = true;
             runtime.control().listen(tcp, this);
+            offerRendezvous();
         }
         return this;
+    }
+
+    /**
+     * Lets local hadroNIO clients find this listener ({@link io.hadronio.connection.LocalRendezvous}),
+     * unless SO_REUSEPORT is on: another process (maybe a plain one) may then share the
+     * port, and a client that registered with us could land on it.
+     */
+    private void offerRendezvous() throws IOException {
+        Boolean reusePort = tcp.supportedOptions().contains(java.net.StandardSocketOptions.SO_REUSEPORT)
+                ? tcp.getOption(java.net.StandardSocketOptions.SO_REUSEPORT) : Boolean.FALSE;
+        if (Boolean.TRUE.equals(reusePort)) {
+            return;
+        }
+        java.net.InetSocketAddress local = (java.net.InetSocketAddress) tcp.getLocalAddress();
+        rendezvousAddress = local;
+        runtime.peers().rendezvous().listen(local.getAddress(), local.getPort());
     }
 
     @Override
@@ -86,8 +118,19 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             control.close();
             return;
         }
-        ready.add(new Accepted(channel, connection, control));
+        ready.add(new Accepted(channel, connection, control, null));
         // a selector waiting for OP_ACCEPT sleeps on the workers' event fds
+        runtime.wakeAll();
+    }
+
+    @Override
+    public void deliverPlain(SocketChannel channel, java.nio.ByteBuffer taken) {
+        Accepted a = new Accepted(channel, null, null, taken);
+        if (!isOpen()) {
+            a.close();
+            return;
+        }
+        ready.add(a);
         runtime.wakeAll();
     }
 
@@ -151,6 +194,14 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 return null;
             }
             runtime.control().resumeAccepting(tcp);
+            if (a.control == null) {
+                try {
+                    return new HadronioSocketChannel(provider(), runtime, a.tcp, a.prefix);
+                } catch (IOException e) {
+                    a.close();
+                    throw e;
+                }
+            }
             return new HadronioSocketChannel(provider(), runtime, a.tcp, a.connection, a.control);
         } finally {
             acceptLock.unlock();
@@ -211,6 +262,10 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     @Override
     protected void implCloseSelectableChannel() throws IOException {
         ready.add(CLOSED);
+        java.net.InetSocketAddress r = rendezvousAddress;
+        if (r != null) {
+            runtime.peers().rendezvous().unlisten(r.getAddress(), r.getPort());
+        }
         if (bound) {
             CountDownLatch closed = new CountDownLatch(1);
             runtime.control().unlisten(tcp, () -> {
@@ -233,7 +288,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         Accepted a;
         while ((a = ready.poll()) != null) {
             if (a != CLOSED) {
-                a.control.close();
+                a.close();
             }
         }
         ready.add(CLOSED);

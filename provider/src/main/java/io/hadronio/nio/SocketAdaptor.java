@@ -56,7 +56,12 @@ final class SocketAdaptor extends Socket {
         if (!channel.isBlocking()) {
             throw new IllegalBlockingModeException();
         }
-        channel.connect(remote, timeout);
+        try {
+            channel.connect(remote, timeout);
+        } catch (java.nio.channels.UnresolvedAddressException e) {
+            // what the JDK's adaptor throws (java.net.Socket's contract)
+            throw new java.net.UnknownHostException(((InetSocketAddress) remote).getHostName());
+        }
     }
 
     @Override
@@ -220,18 +225,27 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public void sendUrgentData(int data) throws IOException {
-        throw new SocketException("Urgent data not supported");
+        AdaptorOptions.ensureOpen(channel);
+        if (!channel.isConnected()) {
+            throw new SocketException("Socket is not connected");
+        }
+        channel.sendUrgentData(data);
     }
 
     @Override
     public void setOOBInline(boolean on) throws SocketException {
         AdaptorOptions.ensureOpen(channel);
+        Socket plain = channel.plainSocket();
+        if (plain != null) {
+            plain.setOOBInline(on);
+        }
     }
 
     @Override
     public boolean getOOBInline() throws SocketException {
         AdaptorOptions.ensureOpen(channel);
-        return false;
+        Socket plain = channel.plainSocket();
+        return plain != null && plain.getOOBInline();
     }
 
     @Override

@@ -9,4 +9,12 @@ interface UcxSelectable {
      * accept returns a channel). Never blocks; may progress the worker.
      */
     int readyOps(int interestOps);
+
+    /**
+     * The fd whose readiness the selector must poll for this channel (a plain TCP
+     * connection's socket), or -1 when {@link #readyOps} tells everything.
+     */
+    default int pollFd() {
+        return -1;
+    }
 }

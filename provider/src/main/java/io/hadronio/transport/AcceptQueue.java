@@ -1,12 +1,19 @@
 package io.hadronio.transport;
 
+import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
-/** Where the control loop delivers connections whose handshake completed: a server channel. */
+/** Where the control loop delivers accepted connections: a server channel. */
 public interface AcceptQueue {
     /** Room for more connections (the backlog is not exhausted). */
     boolean hasRoom();
 
-    /** A connection ready for {@code accept()}: its TCP control socket (non-blocking) and UCX half. */
+    /** An accelerated connection ready for {@code accept()}: its TCP control socket (non-blocking) and UCX half. */
     void deliver(SocketChannel tcp, Connection connection, ControlLoop.Control control);
+
+    /**
+     * A plain TCP connection ready for {@code accept()} (non-blocking, in no selector);
+     * {@code taken}: bytes already read from it that belong to the application, or null.
+     */
+    void deliverPlain(SocketChannel tcp, ByteBuffer taken);
 }

@@ -111,6 +111,8 @@ public final class Connection implements WorkerGroup.Readiness {
     // ---- end of stream, from the control connection ----
     private volatile long peerFinCount = -1;
     private volatile boolean peerClosed;
+    // the one write after the peer's close that is taken, as a kernel socket takes it (under lock)
+    private boolean writeAfterCloseTaken;
     private volatile String resetReason;
     // set when the local side stops using the connection
     private volatile boolean released;
@@ -216,8 +218,22 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /** The peer will send no more than {@code messages} DATA messages (shutdownOutput or close). */
+    /**
+     * The peer will send no more than {@code messages} DATA messages (shutdownOutput or
+     * close). A count below what was already consumed breaks the protocol: reset.
+     */
     void peerFinished(long messages) {
+        long consumed;
+        lock.lock();
+        try {
+            consumed = rxConsumed;
+        } finally {
+            lock.unlock();
+        }
+        if (messages < consumed) {
+            reset("peer announced the end after " + messages + " messages, but " + consumed + " arrived");
+            return;
+        }
         peerFinCount = messages;
         group.wakeSleepers();
     }
@@ -391,7 +407,9 @@ public final class Connection implements WorkerGroup.Readiness {
         final ReentrantLock l = lock;
         l.lock();
         try {
-            checkWritable();
+            if (peerClosed || resetReason != null) {
+                return writeAfterPeerLeft(srcs, offset, length);
+            }
             final int end = offset + length;
             final int sliceSize = txSliceSize;
             long total = 0;
@@ -537,13 +555,28 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    private void checkWritable() throws IOException {
+    /**
+     * A write after the peer closed, as the kernel answers it: an empty write takes
+     * nothing and fails nothing; after an orderly close the first write is still taken
+     * (the kernel sends it, and the peer answers with a reset) and only later ones fail.
+     */
+    private long writeAfterPeerLeft(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        if (!hasRemaining(srcs, offset, length)) {
+            return 0;
+        }
+        if (resetReason == null && !writeAfterCloseTaken) {
+            writeAfterCloseTaken = true;
+            long n = 0;
+            for (int i = offset; i < offset + length; i++) {
+                n += srcs[i].remaining();
+                srcs[i].position(srcs[i].limit());
+            }
+            return n;
+        }
         if (resetReason != null) {
             throw new SocketException("Connection reset (" + resetReason + ")");
         }
-        if (peerClosed) {
-            throw new SocketException("Broken pipe (peer closed the connection)");
-        }
+        throw new SocketException("Broken pipe (peer closed the connection)");
     }
 
     private int credits() {

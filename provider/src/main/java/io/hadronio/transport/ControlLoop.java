@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,7 +39,11 @@ public final class ControlLoop implements Runnable {
     private final Selector selector;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final List<Closing> closing = new ArrayList<>();
-    private final List<PendingHandshake> handshakes = new ArrayList<>();
+    private final List<Pending> handshakes = new ArrayList<>();
+    // run after the next selection, once the sockets whose keys were cancelled have left the selector
+    private final List<Runnable> afterDeregistration = new ArrayList<>();
+    // accelerated connections not closed yet: a normal JVM exit closes them in order
+    private final Set<Control> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     // connections whose accepted bytes wait for a credit
     private final java.util.Map<Connection, Long> flushing = new java.util.IdentityHashMap<>();
     // connections that started holding bytes back, handed over by writers without a task
@@ -62,16 +67,35 @@ public final class ControlLoop implements Runnable {
     }
 
     /**
-     * JVM exit: wait (bounded) until every close and shutdownOutput the application made
-     * has finished, i.e. its posted sends completed and FIN/CLOSE went out. A kernel
-     * socket delivers what was written before close() even after the process exits; our
+     * JVM exit: close every accelerated connection the application left open, in order,
+     * and wait (bounded) until every close and shutdownOutput has finished, i.e. its
+     * posted sends completed and FIN/CLOSE went out. A kernel socket delivers what was
+     * written even after the process exits, and its peer then reads end-of-stream; our
      * bytes may still sit in send slots that the peer fetches only while we live (UCX
-     * rendezvous), and the control thread is a daemon that exit would stop mid-way. Without
-     * this, a program that writes, closes and returns from main loses its last bytes and
-     * the peer sees a reset.
+     * rendezvous), and the control thread is a daemon that exit would stop mid-way.
+     * Without this, a program that writes and returns from main (or calls System.exit)
+     * loses its last bytes and the peer sees a reset. Plain TCP connections are the
+     * kernel's, which does the same for them.
      */
     private void lingerAtExit() {
         long deadline = System.nanoTime() + EXIT_LINGER_NANOS;
+        java.util.concurrent.CountDownLatch queued = new java.util.concurrent.CountDownLatch(1);
+        execute(() -> {
+            for (Control c : new ArrayList<>(open)) {
+                if (!c.closing) {
+                    c.closing = true;
+                    unfinishedCloses.incrementAndGet();
+                    // memory stays: application threads may still be inside a read or write
+                    closing.add(new Closing(c, true, false));
+                }
+            }
+            queued.countDown();
+        });
+        try {
+            queued.await(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            return;
+        }
         while (unfinishedCloses.get() > 0 && thread.isAlive() && System.nanoTime() - deadline < 0) {
             selector.wakeup();
             try {
@@ -94,7 +118,7 @@ public final class ControlLoop implements Runnable {
             try {
                 takeFlushRequests();
                 long timeout = closing.isEmpty() && flushing.isEmpty() && nudgedBy.isEmpty()
-                        ? (handshakes.isEmpty() ? 0 : 200) : 1;
+                        ? (handshakes.isEmpty() ? 0 : 10) : 1;
                 if (timeout == 0) {
                     // announce the open-ended sleep before the last look at the flush requests,
                     // so that a writer adding one after that look sees the flag and wakes us
@@ -111,6 +135,13 @@ public final class ControlLoop implements Runnable {
                 Runnable task;
                 while ((task = tasks.poll()) != null) {
                     task.run();
+                }
+                if (!afterDeregistration.isEmpty()) {
+                    // this selection has flushed the cancelled keys: their sockets are free now
+                    List<Runnable> ready = new ArrayList<>(afterDeregistration);
+                    afterDeregistration.clear();
+                    selector.selectNow();
+                    ready.forEach(Runnable::run);
                 }
                 Iterator<SelectionKey> it = selector.selectedKeys().iterator();
                 while (it.hasNext()) {
@@ -135,7 +166,7 @@ public final class ControlLoop implements Runnable {
         }
         if (attachment instanceof Listener listener) {
             listener.acceptAll(key);
-        } else if (attachment instanceof PendingHandshake handshake) {
+        } else if (attachment instanceof Pending handshake) {
             handshake.onReadable(key);
         } else if (attachment instanceof Control control) {
             control.onReadable(key);
@@ -191,8 +222,9 @@ public final class ControlLoop implements Runnable {
     public void listen(ServerSocketChannel tcp, AcceptQueue queue) {
         execute(() -> {
             try {
-                tcp.register(selector, SelectionKey.OP_ACCEPT, new Listener(tcp, queue));
-            } catch (ClosedChannelException e) {
+                int port = ((java.net.InetSocketAddress) tcp.getLocalAddress()).getPort();
+                tcp.register(selector, SelectionKey.OP_ACCEPT, new Listener(tcp, queue, port));
+            } catch (IOException e) {
                 // closed before we got to it
             }
         });
@@ -208,16 +240,16 @@ public final class ControlLoop implements Runnable {
         });
     }
 
-    /** Stops watching a listener (its server channel closes it). */
+    /** Stops watching a listener (its server channel closes it), refusing its handshakes in progress. */
     public void unlisten(ServerSocketChannel tcp, Runnable then) {
         execute(() -> {
             SelectionKey key = tcp.keyFor(selector);
             if (key != null) {
                 key.cancel();
             }
-            for (PendingHandshake h : new ArrayList<>(handshakes)) {
-                if (h.listener.tcp == tcp) {
-                    h.fail("server closed");
+            for (Pending p : new ArrayList<>(handshakes)) {
+                if (p instanceof ServerHandshake h && h.listener.tcp == tcp) {
+                    h.refuse("server closed");
                 }
             }
             try {
@@ -232,16 +264,17 @@ public final class ControlLoop implements Runnable {
     private final class Listener {
         final ServerSocketChannel tcp;
         final AcceptQueue queue;
+        final int port;
 
-        Listener(ServerSocketChannel tcp, AcceptQueue queue) {
+        Listener(ServerSocketChannel tcp, AcceptQueue queue, int port) {
             this.tcp = tcp;
             this.queue = queue;
+            this.port = port;
         }
 
         void acceptAll(SelectionKey key) {
             while (true) {
-                long pending = handshakes.stream().filter(h -> h.listener == this).count();
-                if (!queue.hasRoom() || pending >= 64) {
+                if (!queue.hasRoom()) {
                     // backlog exhausted: leave further connections in the kernel's queue
                     key.interestOps(0);
                     return;
@@ -258,7 +291,14 @@ public final class ControlLoop implements Runnable {
                 }
                 try {
                     child.configureBlocking(false);
-                    PendingHandshake h = new PendingHandshake(this, child);
+                    java.net.InetSocketAddress remote = (java.net.InetSocketAddress) child.getRemoteAddress();
+                    io.hadronio.connection.Peers.Inbound inbound = runtime.peers().inbound(remote, port);
+                    if (inbound == io.hadronio.connection.Peers.Inbound.PLAIN) {
+                        LOG.debug("hadroNIO: connection from {} is plain TCP", remote);
+                        queue.deliverPlain(child, null);
+                        continue;
+                    }
+                    ServerHandshake h = new ServerHandshake(this, child, inbound);
                     child.register(selector, SelectionKey.OP_READ, h);
                     handshakes.add(h);
                 } catch (IOException e) {
@@ -266,91 +306,262 @@ public final class ControlLoop implements Runnable {
                 }
             }
         }
+
+        void pauseIfFull() {
+            if (!queue.hasRoom()) {
+                SelectionKey lk = tcp.keyFor(selector);
+                if (lk != null && lk.isValid()) {
+                    lk.interestOps(0);
+                }
+            }
+        }
     }
 
-    private class PendingHandshake {
-        final Listener listener;
-        final SocketChannel tcp;
-        final long deadline;
-        final ByteBuffer header = ByteBuffer.allocate(Handshake.HEADER_LENGTH);
-        ByteBuffer address;
+    /** A handshake in progress: it ends by itself when its deadline passes. */
+    private interface Pending {
+        long deadline();
 
-        PendingHandshake(Listener listener, SocketChannel tcp) {
-            this.listener = listener;
-            this.tcp = tcp;
-            this.deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
-        }
+        /** False once its socket was closed (by the channel that was connecting, say). */
+        boolean isOpen();
 
-        /** Reads what is there of the peer's hello; the hello once complete, else null. */
-        Handshake.Hello readHello() throws IOException {
-            if (address == null) {
-                if (tcp.read(header) < 0) {
-                    throw new ProtocolException("connection closed after " + header.position()
-                            + " bytes of the handshake header");
-                }
-                if (header.position() >= 4) {
-                    Handshake.checkMagic(header);
-                }
-                if (header.hasRemaining()) {
+        void expire();
+
+        void onReadable(SelectionKey key);
+    }
+
+    /**
+     * Reads handshake frames ({@link io.hadronio.connection.HandshakeMessages}) exactly:
+     * the header, then as many bytes as it announces, never more, so that whatever
+     * follows stays in the kernel for its rightful reader. Remembers every byte it took
+     * since the last frame, so that bytes that turn out not to be ours can be handed to
+     * the application.
+     */
+    private static final class FrameReader {
+        private ByteBuffer buffer = ByteBuffer.allocate(io.hadronio.connection.HandshakeMessages.HEADER_LENGTH);
+        boolean eof;
+
+        /**
+         * Reads what is there; the complete frame, or null while it is incomplete (or at
+         * end-of-stream: see {@link #eof}).
+         *
+         * @throws ProtocolException when the bytes are not a frame of ours
+         */
+        byte[] read(SocketChannel tcp) throws IOException {
+            while (true) {
+                int n = tcp.read(buffer);
+                if (n < 0) {
+                    eof = true;
                     return null;
                 }
-                address = ByteBuffer.allocate(Handshake.checkHeader(header));
+                if (buffer.position() == io.hadronio.connection.HandshakeMessages.HEADER_LENGTH
+                        && buffer.capacity() == io.hadronio.connection.HandshakeMessages.HEADER_LENGTH) {
+                    int length = io.hadronio.connection.HandshakeMessages.frameLength(buffer);
+                    if (length > buffer.capacity()) {
+                        buffer = ByteBuffer.allocate(length).put(buffer.flip());
+                        continue;
+                    }
+                } else if (buffer.position() < io.hadronio.connection.HandshakeMessages.HEADER_LENGTH
+                        && !io.hadronio.connection.HandshakeMessages.mayStartFrame(buffer)) {
+                    throw new ProtocolException("not a hadroNIO handshake");
+                }
+                if (!buffer.hasRemaining()) {
+                    byte[] frame = buffer.array();
+                    buffer = ByteBuffer.allocate(io.hadronio.connection.HandshakeMessages.HEADER_LENGTH);
+                    return frame;
+                }
+                if (n == 0) {
+                    return null;
+                }
             }
-            if (tcp.read(address) < 0) {
-                throw new ProtocolException("connection closed inside the worker address");
-            }
-            if (address.hasRemaining()) {
+        }
+
+        /** The bytes taken since the last complete frame (a copy), or null when none. */
+        ByteBuffer taken() {
+            if (buffer.position() == 0) {
                 return null;
             }
-            return Handshake.decode(header, address.flip());
+            return ByteBuffer.wrap(java.util.Arrays.copyOf(buffer.array(), buffer.position()));
         }
 
-        void onReadable(SelectionKey key) {
+        boolean tookNothing() {
+            return buffer.position() == 0;
+        }
+    }
+
+    private static String peer(SocketChannel tcp) {
+        try {
+            return String.valueOf(tcp.getRemoteAddress());
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
+    /**
+     * The server's side of a handshake with a client that registered (or comes from a
+     * network configured as accelerated). Until the client's hello proves to be one, the
+     * connection may still be plain: bytes that are not a hello are handed to the
+     * application with the connection, as plain TCP.
+     */
+    private final class ServerHandshake implements Pending {
+        final Listener listener;
+        final SocketChannel tcp;
+        final io.hadronio.connection.Peers.Inbound inbound;
+        final FrameReader reader = new FrameReader();
+        long deadline;
+        byte[] clientHello;
+        byte[] serverHello;
+        Connection connection;
+
+        ServerHandshake(Listener listener, SocketChannel tcp, io.hadronio.connection.Peers.Inbound inbound) {
+            this.listener = listener;
+            this.tcp = tcp;
+            this.inbound = inbound;
+            long now = System.nanoTime();
+            this.deadline = now + (inbound == io.hadronio.connection.Peers.Inbound.DETECT
+                    ? runtime.peers().detectNanos() : handshakeNanos());
+        }
+
+        @Override
+        public long deadline() {
+            return deadline;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return tcp.isOpen();
+        }
+
+        @Override
+        public void onReadable(SelectionKey key) {
+            byte[] frame;
             try {
-                Handshake.Hello hello = readHello();
-                if (hello == null) {
-                    return;
+                frame = reader.read(tcp);
+            } catch (IOException e) {
+                if (clientHello == null) {
+                    plain(key, reader.taken(), e.getMessage());
+                } else {
+                    refuse(e.getMessage());
                 }
-                handshakes.remove(this);
-                Connection connection = runtime.newConnection();
-                try {
-                    connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(),
-                            hello.workerAddress());
-                    writeFully(tcp, Handshake.encode(connection.localId, connection.rxSliceSize,
-                            connection.rxSliceCount, connection.group().address()));
-                } catch (IOException | RuntimeException e) {
-                    connection.release();
-                    throw e;
-                }
-                Control control = new Control(tcp, connection);
-                key.attach(control);
-                listener.queue.deliver(tcp, connection, control);
-                if (!listener.queue.hasRoom()) {
-                    SelectionKey lk = listener.tcp.keyFor(selector);
-                    if (lk != null && lk.isValid()) {
-                        lk.interestOps(0);
+                return;
+            }
+            if (frame == null) {
+                if (reader.eof) {
+                    if (clientHello == null) {
+                        plain(key, reader.taken(), "end-of-stream before a hello");
+                    } else {
+                        refuse("connection closed during the handshake");
                     }
                 }
+                return;
+            }
+            try {
+                if (clientHello == null) {
+                    onClientHello(frame);
+                } else {
+                    onFinish(key, frame);
+                }
             } catch (IOException | RuntimeException e) {
-                fail(e.getMessage());
+                if (clientHello == null) {
+                    plain(key, ByteBuffer.wrap(frame), e.getMessage());
+                } else {
+                    refuse(e.getMessage());
+                }
             }
         }
 
-        void fail(String why) {
-            handshakes.remove(this);
-            String peer;
+        private void onClientHello(byte[] frame) throws IOException {
+            io.hadronio.connection.HandshakeMessages.Hello hello = io.hadronio.connection.HandshakeMessages
+                    .decodeHello(frame, io.hadronio.connection.HandshakeMessages.CLIENT_HELLO);
+            connection = runtime.newConnection();
+            serverHello = io.hadronio.connection.HandshakeMessages.serverHello(runtime.peers().secret(),
+                    hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
+                    connection.group().address());
             try {
-                peer = String.valueOf(tcp.getRemoteAddress());
+                writeFully(tcp, ByteBuffer.wrap(serverHello));
             } catch (IOException e) {
-                peer = "?";
+                connection.release();
+                connection = null;
+                throw e;
             }
-            LOG.warn("hadroNIO: refused connection from {}: {}", peer, why);
+            clientHello = frame;
+            // it speaks our protocol: from now on the whole handshake may take its full time
+            deadline = System.nanoTime() + handshakeNanos();
+        }
+
+        private void onFinish(SelectionKey key, byte[] frame) throws IOException {
+            byte kind = io.hadronio.connection.HandshakeMessages.kind(frame);
+            if (kind == io.hadronio.connection.HandshakeMessages.PLAIN) {
+                // the client could not verify us (another key): plain TCP for both
+                connection.release();
+                connection = null;
+                plain(key, null, "the client does not share our key");
+                return;
+            }
+            if (!io.hadronio.connection.HandshakeMessages.verifyFinish(runtime.peers().secret(), clientHello,
+                    serverHello, frame)) {
+                connection.release();
+                connection = null;
+                writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.signal(
+                        io.hadronio.connection.HandshakeMessages.PLAIN)));
+                plain(key, null, "the client does not prove our key");
+                return;
+            }
+            io.hadronio.connection.HandshakeMessages.Hello hello = io.hadronio.connection.HandshakeMessages
+                    .decodeHello(clientHello, io.hadronio.connection.HandshakeMessages.CLIENT_HELLO);
+            // only now, authenticated, does the client's worker address reach UCX
+            connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
+            writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.signal(
+                    io.hadronio.connection.HandshakeMessages.READY)));
+            handshakes.remove(this);
+            Control control = new Control(tcp, connection);
+            key.attach(control);
+            open.add(control);
+            LOG.debug("hadroNIO: connection from {} accelerated over UCX {}", peer(tcp), connection.transports());
+            listener.queue.deliver(tcp, connection, control);
+            listener.pauseIfFull();
+        }
+
+        /** Hands the connection to the application as plain TCP, with the bytes we took from it first. */
+        private void plain(SelectionKey key, ByteBuffer taken, String why) {
+            handshakes.remove(this);
+            LOG.debug("hadroNIO: connection from {} is plain TCP ({})", peer(tcp), why);
+            key.cancel();
+            // the socket leaves our selector at its next selection; only then may the
+            // application make it blocking
+            afterDeregistration.add(() -> listener.queue.deliverPlain(tcp, taken));
+            selector.wakeup();
+        }
+
+        /** Closes the connection: it began our handshake and broke it. */
+        void refuse(String why) {
+            handshakes.remove(this);
+            LOG.warn("hadroNIO: refused connection from {}: {}", peer(tcp), why);
+            if (connection != null) {
+                connection.release();
+                connection = null;
+            }
             closeQuietly(tcp);
             SelectionKey lk = listener.tcp.keyFor(selector);
             if (lk != null && lk.isValid() && listener.queue.hasRoom()) {
                 lk.interestOps(SelectionKey.OP_ACCEPT);
             }
         }
+
+        @Override
+        public void expire() {
+            if (clientHello == null) {
+                SelectionKey key = tcp.keyFor(selector);
+                if (key != null) {
+                    plain(key, reader.taken(), "no hello within the deadline");
+                    return;
+                }
+            }
+            refuse("no complete handshake within " + runtime.config().handshakeMillis() + " ms");
+        }
+    }
+
+    private long handshakeNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
     }
 
     private void expireHandshakes() {
@@ -358,9 +569,9 @@ public final class ControlLoop implements Runnable {
             return;
         }
         long now = System.nanoTime();
-        for (PendingHandshake h : new ArrayList<>(handshakes)) {
-            if (now - h.deadline > 0) {
-                h.fail("no complete handshake within " + runtime.config().handshakeMillis() + " ms");
+        for (Pending h : new ArrayList<>(handshakes)) {
+            if (now - h.deadline() > 0 || !h.isOpen()) {
+                h.expire();
             }
         }
     }
@@ -377,106 +588,183 @@ public final class ControlLoop implements Runnable {
         }
     }
 
-    // ---- control connections -----------------------------------------------------------------
+    // ---- client-side handshakes --------------------------------------------------------------
 
-    /** Told how a non-blocking connect ended. */
+    /** Told how a connect ended. */
     public interface ConnectListener {
+        /** Accelerated: the bytes travel over UCX. */
         void connected(Connection connection, Control control);
+
+        /** The server turned out not to share our key: plain TCP (the socket is ours no more). */
+        void connectedPlain();
 
         void failed(IOException cause);
     }
 
     /**
-     * Runs a non-blocking connect to its end on the control thread: finishes the TCP
-     * connect (the socket must be non-blocking with {@code connect} already called),
-     * sends our hello, reads the server's within the handshake timeout, creates the
-     * endpoint, and tells the listener.
+     * Runs a connect to an accelerated server to its end on the control thread: finishes
+     * the TCP connect (the socket must be non-blocking with {@code connect} already
+     * called), speaks the handshake within the handshake timeout, and tells the listener.
      */
     public void connectAsync(SocketChannel tcp, ConnectListener listener) {
         execute(() -> {
             ClientHandshake h = new ClientHandshake(tcp, listener);
             try {
-                tcp.register(selector, SelectionKey.OP_CONNECT, h);
+                SelectionKey key = tcp.register(selector, SelectionKey.OP_CONNECT, h);
                 handshakes.add(h);
+                if (tcp.isConnected()) {
+                    // connected at once: no OP_CONNECT will come
+                    h.onReadable(key);
+                }
             } catch (IOException e) {
+                closeQuietly(tcp);
                 listener.failed(e);
             }
         });
     }
 
-    /** The connecting side of a handshake, driven by readiness instead of blocking reads. */
-    private final class ClientHandshake extends PendingHandshake {
+    /** The connecting side of a handshake, driven by readiness. */
+    private final class ClientHandshake implements Pending {
+        final SocketChannel tcp;
         final ConnectListener listener;
+        final long deadline = System.nanoTime() + handshakeNanos();
+        final FrameReader reader = new FrameReader();
         Connection connection;
+        byte[] clientHello;
+        byte[] serverHello;
 
         ClientHandshake(SocketChannel tcp, ConnectListener listener) {
-            super(null, tcp);
+            this.tcp = tcp;
             this.listener = listener;
         }
 
         @Override
-        void onReadable(SelectionKey key) {
+        public long deadline() {
+            return deadline;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return tcp.isOpen();
+        }
+
+        @Override
+        public void onReadable(SelectionKey key) {
             try {
                 if (connection == null) {
-                    if (!key.isConnectable() || !tcp.finishConnect()) {
+                    if (!tcp.isConnected() && (!key.isConnectable() || !tcp.finishConnect())) {
                         return;
                     }
                     connection = runtime.newConnection();
-                    writeFully(tcp, Handshake.encode(connection.localId, connection.rxSliceSize,
-                            connection.rxSliceCount, connection.group().address()));
+                    clientHello = io.hadronio.connection.HandshakeMessages.clientHello(connection.localId,
+                            connection.rxSliceSize, connection.rxSliceCount, connection.group().address());
+                    writeFully(tcp, ByteBuffer.wrap(clientHello));
                     key.interestOps(SelectionKey.OP_READ);
                     return;
                 }
-                Handshake.Hello hello = readHello();
-                if (hello == null) {
+                byte[] frame;
+                try {
+                    frame = reader.read(tcp);
+                } catch (ProtocolException e) {
+                    throw new ProtocolException("hadroNIO handshake: " + peer(tcp) + " does not speak hadroNIO ("
+                            + e.getMessage() + "); is it in hadronio.remote.networks by mistake?");
+                }
+                if (frame == null) {
+                    if (reader.eof) {
+                        throw new java.net.SocketException("hadroNIO handshake: " + peer(tcp)
+                                + " closed the connection during the handshake");
+                    }
                     return;
                 }
-                handshakes.remove(this);
-                connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
-                Control control = new Control(tcp, connection);
-                key.attach(control);
-                listener.connected(connection, control);
+                if (serverHello == null) {
+                    onServerHello(key, frame);
+                } else {
+                    onReady(key, frame);
+                }
             } catch (IOException | RuntimeException e) {
                 failClient(e instanceof IOException io ? io : new IOException(e));
             }
         }
 
+        private void onServerHello(SelectionKey key, byte[] frame) throws IOException {
+            io.hadronio.connection.HandshakeMessages.decodeHello(frame,
+                    io.hadronio.connection.HandshakeMessages.SERVER_HELLO);
+            if (!io.hadronio.connection.HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello,
+                    frame)) {
+                writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.signal(
+                        io.hadronio.connection.HandshakeMessages.PLAIN)));
+                plain(key, "the server does not prove our key");
+                return;
+            }
+            serverHello = frame;
+            writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.finish(
+                    runtime.peers().secret(), clientHello, serverHello)));
+        }
+
+        private void onReady(SelectionKey key, byte[] frame) throws IOException {
+            byte kind = io.hadronio.connection.HandshakeMessages.kind(frame);
+            if (kind == io.hadronio.connection.HandshakeMessages.PLAIN) {
+                plain(key, "the server does not accept our key");
+                return;
+            }
+            if (kind != io.hadronio.connection.HandshakeMessages.READY) {
+                throw new ProtocolException("hadroNIO handshake: unexpected message kind " + kind);
+            }
+            io.hadronio.connection.HandshakeMessages.Hello hello = io.hadronio.connection.HandshakeMessages
+                    .decodeHello(serverHello, io.hadronio.connection.HandshakeMessages.SERVER_HELLO);
+            connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
+            handshakes.remove(this);
+            Control control = new Control(tcp, connection);
+            key.attach(control);
+            open.add(control);
+            LOG.debug("hadroNIO: connection to {} accelerated over UCX {}", peer(tcp), connection.transports());
+            listener.connected(connection, control);
+        }
+
+        private void plain(SelectionKey key, String why) {
+            handshakes.remove(this);
+            connection.release();
+            connection = null;
+            LOG.debug("hadroNIO: connection to {} is plain TCP ({})", peer(tcp), why);
+            key.cancel();
+            afterDeregistration.add(listener::connectedPlain);
+            selector.wakeup();
+        }
+
         @Override
-        void fail(String why) {
-            failClient(new java.net.SocketTimeoutException("hadroNIO handshake: " + why + " (not a hadroNIO server?)"));
+        public void expire() {
+            failClient(new java.net.SocketTimeoutException("hadroNIO handshake with " + peer(tcp) + ": no answer within "
+                    + runtime.config().handshakeMillis() + " ms"));
         }
 
         private void failClient(IOException cause) {
             handshakes.remove(this);
             if (connection != null) {
                 connection.release();
+                connection = null;
             }
             closeQuietly(tcp);
             listener.failed(cause);
         }
     }
 
-    /** Starts watching the control connection of a connected channel (client side). */
-    public Control watch(SocketChannel tcp, Connection connection) {
-        Control control = new Control(tcp, connection);
-        execute(() -> {
-            try {
-                tcp.register(selector, SelectionKey.OP_READ, control);
-            } catch (ClosedChannelException e) {
-                connection.reset("control connection closed");
-            }
-        });
-        return control;
-    }
-
-    /** The TCP side of one connection, owned by the control thread. */
+    /**
+     * The TCP side of one accelerated connection, owned by the control thread: after the
+     * handshake it carries only {@link ControlRecord}s. Every record is checked; one that
+     * breaks the protocol (an unknown type, a FIN that takes back messages already
+     * received or contradicts an earlier one, anything after CLOSE) resets the connection
+     * at once, so that no reader waits for an end-of-stream that will never come.
+     */
     public final class Control {
         final SocketChannel tcp;
         final Connection connection;
-        private final ByteBuffer in = ByteBuffer.allocate(Handshake.CONTROL_LENGTH);
+        private final ByteBuffer in = ByteBuffer.allocate(ControlRecord.LENGTH);
         private boolean closeReceived;
+        private long finReceived = -1;
         private boolean finSent;
         private boolean eof;
+        // a local close or the exit hook has taken it over (control thread only)
+        boolean closing;
 
         Control(SocketChannel tcp, Connection connection) {
             this.tcp = tcp;
@@ -498,17 +786,31 @@ public final class ControlLoop implements Runnable {
                     byte type = in.get();
                     long value = in.getLong();
                     in.clear();
-                    if (type == Handshake.FIN) {
-                        connection.peerFinished(value);
-                    } else if (type == Handshake.NUDGE) {
-                        if (!nudgedBy.contains(connection)) {
-                            nudgedBy.add(connection);
+                    if (closeReceived) {
+                        throw new ProtocolException("control record of type " + type + " after CLOSE");
+                    }
+                    switch (type) {
+                        case ControlRecord.FIN -> {
+                            if (value < 0 || finReceived >= 0 && finReceived != value) {
+                                throw new ProtocolException("FIN of " + value + " messages (earlier: " + finReceived
+                                        + ")");
+                            }
+                            finReceived = value;
+                            connection.peerFinished(value);
                         }
-                    } else if (type == Handshake.CLOSE) {
-                        closeReceived = true;
-                        connection.peerClosed();
-                    } else {
-                        throw new ProtocolException("unknown control record " + type);
+                        case ControlRecord.NUDGE -> {
+                            if (!nudgedBy.contains(connection)) {
+                                nudgedBy.add(connection);
+                            }
+                        }
+                        case ControlRecord.CLOSE -> {
+                            if (finReceived < 0 || value != 0) {
+                                throw new ProtocolException("CLOSE without FIN");
+                            }
+                            closeReceived = true;
+                            connection.peerClosed();
+                        }
+                        default -> throw new ProtocolException("unknown control record type " + type);
                     }
                 }
             } catch (IOException e) {
@@ -519,7 +821,7 @@ public final class ControlLoop implements Runnable {
         private void eof(SelectionKey key, String error) {
             eof = true;
             key.interestOps(0);
-            if (!closeReceived) {
+            if (!closeReceived || error != null) {
                 connection.reset(error != null ? error : "peer closed the control connection without closing");
             }
         }
@@ -527,13 +829,21 @@ public final class ControlLoop implements Runnable {
         /** Local shutdownOutput: announce FIN once the sends posted so far completed. */
         public void shutdownOutput() {
             unfinishedCloses.incrementAndGet();
-            execute(() -> closing.add(new Closing(this, false)));
+            execute(() -> ControlLoop.this.closing.add(new Closing(this, false, false)));
         }
 
         /** Local close: FIN and CLOSE once the sends completed, then free everything. */
         public void close() {
             unfinishedCloses.incrementAndGet();
-            execute(() -> closing.add(new Closing(this, true)));
+            execute(() -> {
+                if (this.closing) {
+                    // the exit hook took it over already
+                    unfinishedCloses.decrementAndGet();
+                    return;
+                }
+                this.closing = true;
+                ControlLoop.this.closing.add(new Closing(this, true, true));
+            });
         }
 
         /**
@@ -543,6 +853,8 @@ public final class ControlLoop implements Runnable {
          */
         public void abort() {
             execute(() -> {
+                this.closing = true;
+                open.remove(this);
                 SelectionKey key = tcp.keyFor(selector);
                 if (key != null) {
                     key.cancel();
@@ -557,14 +869,17 @@ public final class ControlLoop implements Runnable {
     private static final class Closing {
         final Control control;
         final boolean close;
+        // free the connection's memory afterwards (not at exit: threads may still use it)
+        final boolean release;
         final long started = System.nanoTime();
         final long deadline = started + LINGER_NANOS;
         // a NUDGE went out: the peer progresses for us
         boolean nudged;
 
-        Closing(Control control, boolean close) {
+        Closing(Control control, boolean close, boolean release) {
             this.control = control;
             this.close = close;
+            this.release = release;
         }
     }
 
@@ -593,7 +908,7 @@ public final class ControlLoop implements Runnable {
                     // the peer may not be reading (and so not progressing): ask it to take our messages
                     c.nudged = true;
                     try {
-                        writeFully(control.tcp, Handshake.control(Handshake.NUDGE, 0));
+                        writeFully(control.tcp, ControlRecord.encode(ControlRecord.NUDGE, 0));
                     } catch (IOException e) {
                         LOG.debug("control connection: could not nudge the peer", e);
                     }
@@ -604,23 +919,26 @@ public final class ControlLoop implements Runnable {
             if (!control.eof && !connection.isReset()) {
                 try {
                     if (!control.finSent) {
-                        writeFully(control.tcp, Handshake.control(Handshake.FIN, connection.messagesSent()));
+                        writeFully(control.tcp, ControlRecord.encode(ControlRecord.FIN, connection.messagesSent()));
                         control.finSent = true;
                     }
                     if (c.close) {
-                        writeFully(control.tcp, Handshake.control(Handshake.CLOSE, 0));
+                        writeFully(control.tcp, ControlRecord.encode(ControlRecord.CLOSE, 0));
                     }
                 } catch (IOException e) {
                     LOG.debug("control connection: could not announce close", e);
                 }
             }
             if (c.close) {
+                open.remove(control);
                 SelectionKey key = control.tcp.keyFor(selector);
                 if (key != null) {
                     key.cancel();
                 }
                 closeQuietly(control.tcp);
-                connection.release();
+                if (c.release) {
+                    connection.release();
+                }
             }
             unfinishedCloses.decrementAndGet();
         }

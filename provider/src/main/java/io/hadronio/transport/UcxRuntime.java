@@ -1,6 +1,8 @@
 package io.hadronio.transport;
 
 import io.hadronio.HadronioConfig;
+import io.hadronio.connection.Peers;
+import io.hadronio.connection.Secret;
 import io.hadronio.ucx.Feature;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxException;
@@ -20,13 +22,15 @@ public final class UcxRuntime {
     private final AtomicInteger nextGroup = new AtomicInteger();
     private final ControlLoop control;
     private final SelectorProvider platform;
+    private final Peers peers;
 
-    private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform)
-            throws IOException {
+    private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform,
+                       Peers peers) throws IOException {
         this.config = config;
         this.context = context;
         this.groups = groups;
         this.platform = platform;
+        this.peers = peers;
         this.control = new ControlLoop(this, platform);
     }
 
@@ -35,6 +39,19 @@ public final class UcxRuntime {
      * and the worker groups.
      */
     public static UcxRuntime start(HadronioConfig config, SelectorProvider platform) throws IOException {
+        // the key first: without it no peer can be trusted, and there is no point in UCX
+        Secret secret;
+        try {
+            secret = Secret.load(config.secretFile());
+        } catch (IOException e) {
+            if (System.getProperty("hadronio.secret.file") != null) {
+                // configured explicitly: a mistake to report, not a reason to run slower
+                throw new IllegalArgumentException("invalid value for system property hadronio.secret.file: '"
+                        + System.getProperty("hadronio.secret.file") + "' (" + e.getMessage() + ")", e);
+            }
+            throw new IOException("no key to authenticate peers: " + e.getMessage(), e);
+        }
+        Peers peers = new Peers(config, secret);
         UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.WAKEUP).name("hadronio");
         for (Map.Entry<String, String> e : config.ucx().entrySet()) {
             builder.config(e.getKey(), e.getValue());
@@ -45,7 +62,7 @@ public final class UcxRuntime {
             for (int i = 0; i < groups.length; i++) {
                 groups[i] = new WorkerGroup(context, "hadronio-" + i, config.spinNanos());
             }
-            return new UcxRuntime(config, context, groups, platform);
+            return new UcxRuntime(config, context, groups, platform, peers);
         } catch (UcxException | RuntimeException e) {
             context.close();
             throw e;
@@ -58,6 +75,11 @@ public final class UcxRuntime {
 
     public SelectorProvider platform() {
         return platform;
+    }
+
+    /** Who is accelerated: the key, the local rendezvous, the configured remote networks. */
+    public Peers peers() {
+        return peers;
     }
 
     public ControlLoop control() {

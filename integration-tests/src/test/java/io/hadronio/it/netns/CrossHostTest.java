@@ -91,6 +91,8 @@ class CrossHostTest {
                     "-XX:+UseSerialGC",
                     "-Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider",
                     "-Dhadronio.ucx.TLS=tcp", "-Dhadronio.ucx.NET_DEVICES=" + device,
+                    // the other namespace is another host: accelerated by configuration only
+                    "-Dhadronio.remote.networks=10.231.77.0/24",
                     "-cp", System.getProperty("java.class.path"), NetnsPeer.class.getName()));
             command.addAll(List.of(args));
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);

@@ -1,0 +1,39 @@
+package io.hadronio;
+
+import java.net.SocketOption;
+
+/**
+ * Socket options that hadroNIO's channels add to the standard ones.
+ *
+ * <pre>{@code
+ * String path = channel.getOption(HadronioSocketOptions.TRANSPORT); // "ucx:cma,sysv" or "tcp"
+ * }</pre>
+ */
+public final class HadronioSocketOptions {
+    /**
+     * Read-only: the path a connected channel's bytes take. {@code "tcp"}: plain TCP
+     * (the peer does not run hadroNIO, or does not share our key); {@code "ucx:"}
+     * followed by the UCX transports the connection uses (e.g. {@code "ucx:cma,sysv"}:
+     * shared memory on one host); {@code ""} before the channel is connected. Setting it
+     * throws {@link UnsupportedOperationException}.
+     */
+    public static final SocketOption<String> TRANSPORT = new SocketOption<>() {
+        @Override
+        public String name() {
+            return "HADRONIO_TRANSPORT";
+        }
+
+        @Override
+        public Class<String> type() {
+            return String.class;
+        }
+
+        @Override
+        public String toString() {
+            return name();
+        }
+    };
+
+    private HadronioSocketOptions() {
+    }
+}

@@ -1,0 +1,467 @@
+package io.hadronio.connection;
+
+import io.hadronio.platform.EventFd;
+import io.hadronio.platform.PollSet;
+import io.hadronio.platform.UnixSeqpacket;
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How two hadroNIO processes on one host know of each other before their TCP
+ * connection exists, so that neither waits to find out and neither sends our protocol
+ * to a peer that does not speak it.
+ *
+ * <p>Every accelerated listener on TCP port {@code P} also listens on the abstract Unix
+ * socket {@code @hadronio/P} (per network namespace, gone with the process: a crashed
+ * server leaves nothing behind, and a plain server that takes the port over later has
+ * no such socket). A connecting client whose destination is an address of this host
+ * asks there, before its TCP connect, to be expected:
+ * <pre>
+ *  client                                          server (rendezvous thread)
+ *    connect @hadronio/P              ->
+ *                                     <-  CHALLENGE (nonce)
+ *    REGISTER (destination, client's bound address and port, MAC)  ->
+ *                                     <-  REGISTERED (MAC)  or  NOT_HERE
+ *  MAC = HMAC(key, "hadroNIO/2 register"   | nonce | REGISTER without MAC)
+ *        HMAC(key, "hadroNIO/2 registered" | nonce | REGISTER)
+ * </pre>
+ * Only then does the client connect over TCP, from the port it registered, and speak
+ * the handshake ({@link HandshakeMessages}) there; the server, which already knows that
+ * port, expects it. A TCP connection from any other port, or from another host, is
+ * plain TCP at once: nothing is read from it and nothing written to it.
+ *
+ * <p>What makes this safe: a registration needs the key (a stranger cannot make the
+ * server expect our protocol from a plain client), and so does the answer (a process
+ * that squats the name without the key cannot make a client speak our protocol to a
+ * plain server: the client sees no valid answer and stays plain). A registration names
+ * the client's bound port, which no other process can hold at the same time, and
+ * expires after the handshake timeout. The destination address must be one the
+ * listener is bound to, so a plain server on another address of the same port is never
+ * mistaken for ours.
+ */
+public final class LocalRendezvous {
+    private static final System.Logger LOG = System.getLogger(LocalRendezvous.class.getName());
+    private static final int MAGIC = HandshakeMessages.MAGIC;
+    private static final byte CHALLENGE = 10;
+    private static final byte REGISTER = 11;
+    private static final byte REGISTERED = 12;
+    private static final byte NOT_HERE = 13;
+    private static final int HEADER = 8;
+    private static final int MAX_MESSAGE = 128;
+    private static final byte[] REGISTER_LABEL = "hadroNIO/2 register".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] REGISTERED_LABEL = "hadroNIO/2 registered".getBytes(StandardCharsets.US_ASCII);
+    // a session that has not registered within this long is dropped
+    private static final long SESSION_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final Secret secret;
+    private final long expiryNanos;
+    // client (address or wildcard, port) -> deadline of the registration
+    private final Map<Registration, Long> expected = new ConcurrentHashMap<>();
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final EventFd wake;
+    private final Thread thread;
+    // port -> its abstract socket; guarded by itself (its sockets are closed by the rendezvous thread)
+    private final Map<Integer, Listener> listeners = new HashMap<>();
+    // rendezvous thread only
+    private final List<Session> sessions = new ArrayList<>();
+    private final PollSet pollSet = new PollSet(16);
+
+    /** A client that registered: its bound address (null when bound to the wildcard) and port, and its destination port. */
+    record Registration(InetAddress clientAddress, int clientPort, int destinationPort) {
+    }
+
+    private static final class Listener {
+        final UnixSeqpacket socket;
+        // addresses of the TCP listeners on this port (the wildcard counts for all)
+        final List<InetAddress> bound = new ArrayList<>();
+
+        Listener(UnixSeqpacket socket) {
+            this.socket = socket;
+        }
+    }
+
+    private record Session(UnixSeqpacket socket, byte[] nonce, long deadline) {
+    }
+
+    public LocalRendezvous(Secret secret, int handshakeMillis) throws IOException {
+        this.secret = secret;
+        this.expiryNanos = TimeUnit.MILLISECONDS.toNanos(handshakeMillis);
+        this.wake = new EventFd();
+        this.thread = new Thread(this::run, "hadronio-rendezvous");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    static String name(int port) {
+        return "hadronio/" + port;
+    }
+
+    // ---- server side ----------------------------------------------------------------------------
+
+    /**
+     * An accelerated TCP listener is bound to {@code address}:{@code port}: answer
+     * registrations for it from now on (the abstract socket is bound before this returns,
+     * so a client that connects right after the server's bind finds it).
+     */
+    public void listen(InetAddress address, int port) {
+        synchronized (listeners) {
+            Listener l = listeners.get(port);
+            if (l == null) {
+                UnixSeqpacket s;
+                try {
+                    s = UnixSeqpacket.listen(name(port), 128);
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.WARNING, "hadroNIO: cannot listen on @" + name(port)
+                            + ": local clients of port " + port + " will use plain TCP (" + e.getMessage() + ")");
+                    return;
+                }
+                if (s == null) {
+                    LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(port)
+                            + " is taken by another process: local clients of port " + port + " will use plain TCP");
+                    return;
+                }
+                l = new Listener(s);
+                listeners.put(port, l);
+            }
+            l.bound.add(address);
+        }
+        wake.signal();
+    }
+
+    /** The listener bound to {@code address}:{@code port} closed. */
+    public void unlisten(InetAddress address, int port) {
+        synchronized (listeners) {
+            Listener l = listeners.get(port);
+            if (l == null || !l.bound.remove(address) || !l.bound.isEmpty()) {
+                return;
+            }
+            listeners.remove(port);
+            // closed here, so that the port's name is free for a new listener at once (the
+            // rendezvous thread skips a closed socket it still polled)
+            l.socket.close();
+        }
+        wake.signal();
+    }
+
+    /**
+     * Called on accepting a TCP connection from {@code remote} on {@code localPort}: true
+     * (once) when that client registered, i.e. it is one of ours and speaks first.
+     */
+    public boolean claim(InetSocketAddress remote, int localPort) {
+        if (expected.isEmpty()) {
+            return false;
+        }
+        long now = System.nanoTime();
+        Long deadline = expected.remove(new Registration(normalize(remote.getAddress()), remote.getPort(), localPort));
+        if (deadline == null) {
+            deadline = expected.remove(new Registration(null, remote.getPort(), localPort));
+        }
+        return deadline != null && now - deadline < 0;
+    }
+
+    private void execute(Runnable task) {
+        tasks.add(task);
+        wake.signal();
+    }
+
+    private void run() {
+        while (true) {
+            try {
+                Runnable task;
+                while ((task = tasks.poll()) != null) {
+                    task.run();
+                }
+                long now = System.nanoTime();
+                expireSessions(now);
+                pollSet.clear();
+                pollSet.add(wake.fd(), PollSet.POLLIN);
+                List<Listener> polledListeners;
+                synchronized (listeners) {
+                    polledListeners = new ArrayList<>(listeners.values());
+                }
+                for (Listener l : polledListeners) {
+                    pollSet.add(l.socket.fd(), PollSet.POLLIN);
+                }
+                List<Session> polledSessions = new ArrayList<>(sessions);
+                for (Session s : polledSessions) {
+                    pollSet.add(s.socket.fd(), PollSet.POLLIN);
+                }
+                pollSet.poll(sessions.isEmpty() ? 1000 : 100);
+                if (pollSet.revents(0) != 0) {
+                    wake.drain();
+                }
+                for (int i = 0; i < polledListeners.size(); i++) {
+                    if (pollSet.revents(1 + i) != 0 && polledListeners.get(i).socket.fd() >= 0) {
+                        acceptAll(polledListeners.get(i));
+                    }
+                }
+                int base = 1 + polledListeners.size();
+                for (int i = 0; i < polledSessions.size(); i++) {
+                    if (pollSet.revents(base + i) != 0) {
+                        serve(polledSessions.get(i));
+                    }
+                }
+                purgeExpired(now);
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "hadroNIO rendezvous: unexpected error", t);
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void acceptAll(Listener l) throws IOException {
+        UnixSeqpacket c;
+        while ((c = l.socket.accept()) != null) {
+            byte[] nonce = HandshakeMessages.nonce();
+            ByteBuffer m = header(CHALLENGE, nonce.length).put(nonce);
+            try {
+                if (!c.send(m.array())) {
+                    c.close();
+                    continue;
+                }
+            } catch (IOException e) {
+                c.close();
+                continue;
+            }
+            sessions.add(new Session(c, nonce, System.nanoTime() + SESSION_NANOS));
+        }
+    }
+
+    /** Handles a session's one message; the session ends either way. */
+    private void serve(Session s) {
+        sessions.remove(s);
+        try {
+            byte[] m = s.socket.receive(MAX_MESSAGE);
+            if (m == null) {
+                if (s.socket.status() == UnixSeqpacket.WOULD_BLOCK) {
+                    sessions.add(s);
+                }
+                return;
+            }
+            Registration r = decodeRegister(m, s.nonce, s.socket.truncated());
+            if (r == null) {
+                LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: refused a registration that does not "
+                        + "authenticate");
+                return;
+            }
+            InetAddress destination = destinationOf(m);
+            boolean served;
+            synchronized (listeners) {
+                Listener l = listeners.get(r.destinationPort);
+                served = l != null && servesAddress(l, destination);
+            }
+            if (!served) {
+                s.socket.send(header(NOT_HERE, 0).array());
+                return;
+            }
+            expected.put(r, System.nanoTime() + expiryNanos);
+            byte[] mac = secret.mac(REGISTERED_LABEL, s.nonce, m);
+            s.socket.send(header(REGISTERED, mac.length).put(mac).array());
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous: session failed: " + e);
+        } finally {
+            if (!sessions.contains(s)) {
+                s.socket.close();
+            }
+        }
+    }
+
+    private static boolean servesAddress(Listener l, InetAddress destination) {
+        for (InetAddress a : l.bound) {
+            if (a.isAnyLocalAddress() || normalize(a).equals(destination)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void expireSessions(long now) {
+        for (Iterator<Session> it = sessions.iterator(); it.hasNext(); ) {
+            Session s = it.next();
+            if (now - s.deadline > 0) {
+                it.remove();
+                s.socket.close();
+            }
+        }
+    }
+
+    private void purgeExpired(long now) {
+        if (!expected.isEmpty()) {
+            expected.values().removeIf(deadline -> now - deadline > 0);
+        }
+    }
+
+    // ---- messages ------------------------------------------------------------------------------
+
+    private static ByteBuffer header(byte kind, int bodyLength) {
+        return ByteBuffer.allocate(HEADER + bodyLength).putInt(MAGIC).put(HandshakeMessages.VERSION).put(kind)
+                .putShort((short) bodyLength);
+    }
+
+    /** REGISTER body: destination port(2) address length(1) address, client port(2) address length(1, 0: wildcard) address, MAC. */
+    private byte[] encodeRegister(byte[] nonce, InetAddress destination, int destinationPort, InetAddress client,
+                                  int clientPort) {
+        byte[] d = normalize(destination).getAddress();
+        byte[] c = client == null ? new byte[0] : normalize(client).getAddress();
+        int body = 2 + 1 + d.length + 2 + 1 + c.length + HandshakeMessages.MAC_LENGTH;
+        ByteBuffer b = header(REGISTER, body);
+        b.putShort((short) destinationPort).put((byte) d.length).put(d).putShort((short) clientPort)
+                .put((byte) c.length).put(c);
+        byte[] unsigned = java.util.Arrays.copyOf(b.array(), b.position());
+        b.put(secret.mac(REGISTER_LABEL, nonce, unsigned));
+        return b.array();
+    }
+
+    /** The registration in a REGISTER message, or null when it is malformed or does not authenticate. */
+    private Registration decodeRegister(byte[] m, byte[] nonce, boolean truncated) {
+        try {
+            if (truncated || m.length < HEADER + 2 + 1 + 4 + 2 + 1 + HandshakeMessages.MAC_LENGTH) {
+                return null;
+            }
+            ByteBuffer b = ByteBuffer.wrap(m);
+            if (b.getInt() != MAGIC || b.get() != HandshakeMessages.VERSION || b.get() != REGISTER
+                    || Short.toUnsignedInt(b.getShort()) != m.length - HEADER) {
+                return null;
+            }
+            int destinationPort = Short.toUnsignedInt(b.getShort());
+            byte[] d = address(b);
+            int clientPort = Short.toUnsignedInt(b.getShort());
+            byte[] c = address(b);
+            if (d == null || d.length == 0 || c == null || b.remaining() != HandshakeMessages.MAC_LENGTH) {
+                return null;
+            }
+            byte[] unsigned = java.util.Arrays.copyOf(m, b.position());
+            byte[] mac = java.util.Arrays.copyOfRange(m, b.position(), m.length);
+            if (!Secret.matches(secret.mac(REGISTER_LABEL, nonce, unsigned), mac)) {
+                return null;
+            }
+            return new Registration(c.length == 0 ? null : InetAddress.getByAddress(c), clientPort, destinationPort);
+        } catch (RuntimeException | UnknownHostException e) {
+            return null;
+        }
+    }
+
+    private static InetAddress destinationOf(byte[] register) throws UnknownHostException {
+        ByteBuffer b = ByteBuffer.wrap(register);
+        b.position(HEADER + 2);
+        return InetAddress.getByAddress(address(b));
+    }
+
+    /** A length-prefixed address: 0, 4 or 16 bytes; null for any other length. */
+    private static byte[] address(ByteBuffer b) {
+        int n = Byte.toUnsignedInt(b.get());
+        if (n != 0 && n != 4 && n != 16) {
+            return null;
+        }
+        byte[] a = new byte[n];
+        b.get(a);
+        return a;
+    }
+
+    /** IPv4-mapped IPv6 addresses as IPv4, so that both sides name one host alike. */
+    static InetAddress normalize(InetAddress a) {
+        if (a instanceof Inet6Address) {
+            byte[] b = a.getAddress();
+            boolean mapped = b[10] == (byte) 0xFF && b[11] == (byte) 0xFF;
+            for (int i = 0; i < 10 && mapped; i++) {
+                mapped = b[i] == 0;
+            }
+            if (mapped) {
+                try {
+                    return Inet4Address.getByAddress(new byte[] {b[12], b[13], b[14], b[15]});
+                } catch (UnknownHostException e) {
+                    return a;
+                }
+            }
+        }
+        return a;
+    }
+
+    // ---- client side ---------------------------------------------------------------------------
+
+    /**
+     * Asks the accelerated listener on this host's port {@code destination.getPort()}, if
+     * there is one, to expect a TCP connection from the connecting socket's bound address
+     * (a wildcard address stands for all), which {@code bind} gives (binding it first if
+     * needed; called only when a listener answers).
+     *
+     * @return true when an accelerated server proved that it expects us: speak the
+     *         handshake on the TCP connection; false: there is none (or it did not prove
+     *         itself in time), use plain TCP
+     */
+    public boolean register(InetSocketAddress destination, java.util.concurrent.Callable<InetSocketAddress> bind,
+                            long deadline) {
+        UnixSeqpacket s;
+        try {
+            s = UnixSeqpacket.connect(name(destination.getPort()));
+        } catch (IOException e) {
+            return false;
+        }
+        if (s == null) {
+            return false;
+        }
+        try (s) {
+            byte[] challenge = receive(s, deadline);
+            if (challenge == null || challenge.length != HEADER + HandshakeMessages.NONCE_LENGTH
+                    || !isHeader(challenge, CHALLENGE)) {
+                return false;
+            }
+            byte[] nonce = java.util.Arrays.copyOfRange(challenge, HEADER, challenge.length);
+            InetSocketAddress client = bind.call();
+            InetAddress bound = client.getAddress().isAnyLocalAddress() ? null : client.getAddress();
+            byte[] register = encodeRegister(nonce, destination.getAddress(), destination.getPort(), bound,
+                    client.getPort());
+            if (!s.send(register)) {
+                return false;
+            }
+            byte[] answer = receive(s, deadline);
+            if (answer == null || answer.length != HEADER + HandshakeMessages.MAC_LENGTH
+                    || !isHeader(answer, REGISTERED)) {
+                return false;
+            }
+            byte[] mac = java.util.Arrays.copyOfRange(answer, HEADER, answer.length);
+            return Secret.matches(secret.mac(REGISTERED_LABEL, nonce, register), mac);
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous with port " + destination.getPort()
+                    + " failed: " + e);
+            return false;
+        }
+    }
+
+    private static boolean isHeader(byte[] m, byte kind) {
+        ByteBuffer b = ByteBuffer.wrap(m);
+        return b.getInt() == MAGIC && b.get() == HandshakeMessages.VERSION && b.get() == kind
+                && Short.toUnsignedInt(b.getShort()) == m.length - HEADER;
+    }
+
+    private static byte[] receive(UnixSeqpacket s, long deadline) throws IOException {
+        while (true) {
+            byte[] m = s.receive(MAX_MESSAGE);
+            if (m != null) {
+                return s.truncated() ? null : m;
+            }
+            if (s.status() == UnixSeqpacket.EOF || !s.awaitReadable(deadline)) {
+                return null;
+            }
+        }
+    }
+}

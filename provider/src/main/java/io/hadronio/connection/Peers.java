@@ -1,0 +1,112 @@
+package io.hadronio.connection;
+
+import io.hadronio.HadronioConfig;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Who speaks hadroNIO: the decision, for each new TCP connection, whether it is
+ * accelerated or plain TCP. It never guesses on one host: a peer there is ours only
+ * when it proved it through the {@link LocalRendezvous} before the TCP connection
+ * existed. Across hosts, peers in {@code hadronio.remote.networks} are assumed to run
+ * hadroNIO (opt-in): clients speak first, and a server waits at most
+ * {@code hadronio.remote.detect.timeout} for their hello before serving them as plain
+ * TCP. Everyone else is plain TCP, byte for byte and without delay.
+ */
+public final class Peers {
+    /** How a server treats an accepted connection. */
+    public enum Inbound {
+        /** Not one of ours: plain TCP, nothing read or written by us. */
+        PLAIN,
+        /** A registered local client: its hello comes first (anything else: plain, bytes kept). */
+        EXPECT,
+        /** A client from a network configured as accelerated: wait a bounded time for its hello. */
+        DETECT
+    }
+
+    private static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final HadronioConfig config;
+    private final Secret secret;
+    private final LocalRendezvous rendezvous;
+    // this host's addresses (normalised), refreshed at most once a second on a miss
+    private volatile Set<InetAddress> local = Set.of();
+    private volatile long refreshed = System.nanoTime() - 2 * REFRESH_NANOS;
+
+    public Peers(HadronioConfig config, Secret secret) throws IOException {
+        this.config = config;
+        this.secret = secret;
+        this.rendezvous = new LocalRendezvous(secret, config.handshakeMillis());
+    }
+
+    public Secret secret() {
+        return secret;
+    }
+
+    public LocalRendezvous rendezvous() {
+        return rendezvous;
+    }
+
+    /** True when {@code address} is an address of this host (in this network namespace). */
+    public boolean isLocal(InetAddress address) {
+        if (address.isLoopbackAddress() || address.isAnyLocalAddress()) {
+            return true;
+        }
+        InetAddress a = LocalRendezvous.normalize(address);
+        if (local.contains(a)) {
+            return true;
+        }
+        long now = System.nanoTime();
+        if (now - refreshed > REFRESH_NANOS) {
+            refreshed = now;
+            Set<InetAddress> fresh = new HashSet<>();
+            try {
+                for (NetworkInterface nif : NetworkInterface.networkInterfaces().toList()) {
+                    nif.inetAddresses().forEach(x -> fresh.add(LocalRendezvous.normalize(x)));
+                }
+            } catch (SocketException e) {
+                return false;
+            }
+            local = Set.copyOf(fresh);
+            return local.contains(a);
+        }
+        return false;
+    }
+
+    /**
+     * For a client about to connect to {@code destination}: true when it should speak the
+     * handshake (the server proved it expects us, or the destination's network is
+     * configured as accelerated), false for plain TCP.
+     *
+     * @param bind binds the connecting socket if it is not bound yet and returns its
+     *             local address; called only when an accelerated listener answers
+     */
+    public boolean accelerateTo(InetSocketAddress destination, Callable<InetSocketAddress> bind, long deadline) {
+        InetAddress a = destination.getAddress();
+        if (isLocal(a)) {
+            return rendezvous.register(destination, bind, deadline);
+        }
+        return config.isRemoteAccelerated(a);
+    }
+
+    /** For a server that accepted a connection from {@code remote} on {@code localPort}. */
+    public Inbound inbound(InetSocketAddress remote, int localPort) {
+        InetAddress a = remote.getAddress();
+        if (isLocal(a)) {
+            return rendezvous.claim(remote, localPort) ? Inbound.EXPECT : Inbound.PLAIN;
+        }
+        return config.isRemoteAccelerated(a) ? Inbound.DETECT : Inbound.PLAIN;
+    }
+
+    /** How long a server waits for the first bytes of a client from a remote network. */
+    public long detectNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(config.detectMillis());
+    }
+}

@@ -1,0 +1,350 @@
+package io.hadronio.platform;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A non-blocking Linux {@code AF_UNIX}/{@code SOCK_SEQPACKET} socket in the <em>abstract
+ * namespace</em> (a name that starts with a NUL byte): what the JDK's Unix-domain channels
+ * cannot do. Abstract names belong to the network namespace, need no file, and vanish
+ * with the process that bound them, so a crashed process leaves nothing stale behind.
+ * Anyone in the namespace may bind or connect to any name: whoever uses one must
+ * authenticate the other side itself.
+ *
+ * <p>SEQPACKET keeps message boundaries: one {@link #receive} returns one whole message
+ * (or its first {@code capacity} bytes, flagged as truncated), so a peer cannot make us
+ * reassemble anything.
+ *
+ * <p>Not thread-safe: one thread uses a socket at a time.
+ */
+public final class UnixSeqpacket implements AutoCloseable {
+    private static final int AF_UNIX = 1;
+    private static final int SOCK_SEQPACKET = 5;
+    private static final int SOCK_NONBLOCK = 0x800;
+    private static final int SOCK_CLOEXEC = 0x80000;
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_PEERCRED = 17;
+    private static final int MSG_TRUNC = 0x20;
+    private static final int MSG_NOSIGNAL = 0x4000;
+    private static final int EAGAIN = 11;
+    private static final int EINTR = 4;
+    private static final int EINPROGRESS = 115;
+    // sizeof(struct sockaddr_un): sa_family_t + char sun_path[108]
+    private static final int SOCKADDR_UN_SIZE = 110;
+    private static final int MAX_NAME = 107;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+    private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
+            .byteOffset(MemoryLayout.PathElement.groupElement("errno"));
+
+    /** {@snippet lang=c : int socket(int domain, int type, int protocol); } */
+    private static final MethodHandle MH$socket = handle("socket",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    /** {@snippet lang=c : int bind(int fd, const struct sockaddr *addr, socklen_t len); } */
+    private static final MethodHandle MH$bind = handle("bind",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT));
+    /** {@snippet lang=c : int listen(int fd, int backlog); } */
+    private static final MethodHandle MH$listen = handle("listen",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** {@snippet lang=c : int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags); } */
+    private static final MethodHandle MH$accept4 = handle("accept4",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+    /** {@snippet lang=c : int connect(int fd, const struct sockaddr *addr, socklen_t len); } */
+    private static final MethodHandle MH$connect = handle("connect",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT));
+    /** {@snippet lang=c : ssize_t send(int fd, const void *buf, size_t len, int flags); } */
+    private static final MethodHandle MH$send = handle("send",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+    /** {@snippet lang=c : ssize_t recv(int fd, void *buf, size_t len, int flags); } */
+    private static final MethodHandle MH$recv = handle("recv",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+    /** {@snippet lang=c : int getsockopt(int fd, int level, int name, void *val, socklen_t *len); } */
+    private static final MethodHandle MH$getsockopt = handle("getsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+    /** {@snippet lang=c : int close(int fd); } */
+    private static final MethodHandle MH$close = handle("close",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
+    private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), descriptor, ERRNO);
+    }
+
+    /** What {@link #receive} found: a message, nothing yet, or the peer's end. */
+    public static final int WOULD_BLOCK = -2;
+    public static final int EOF = -1;
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment errno = arena.allocate(Linker.Option.captureStateLayout());
+    private final MemorySegment scratch = arena.allocate(16, 8);
+    private MemorySegment buffer = MemorySegment.NULL;
+    private int fd;
+    // the last receive did not fit its buffer: the rest of that message is lost
+    private boolean truncated;
+
+    private UnixSeqpacket(int fd) {
+        this.fd = fd;
+    }
+
+    private static UnixSeqpacket open() throws IOException {
+        Arena tmp = Arena.ofConfined();
+        try (tmp) {
+            MemorySegment err = tmp.allocate(Linker.Option.captureStateLayout());
+            int f = (int) MH$socket.invokeExact(err, AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            if (f < 0) {
+                throw new IOException("socket(AF_UNIX, SOCK_SEQPACKET): errno " + err.get(JAVA_INT, ERRNO_OFFSET));
+            }
+            return new UnixSeqpacket(f);
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("socket", t);
+        }
+    }
+
+    /**
+     * Binds and listens on an abstract name.
+     *
+     * @return the listening socket, or null when another socket holds the name
+     */
+    public static UnixSeqpacket listen(String name, int backlog) throws IOException {
+        UnixSeqpacket s = open();
+        try {
+            MemorySegment addr = s.abstractAddress(name);
+            int r = (int) MH$bind.invokeExact(s.errno, s.fd, addr.address(), (int) addr.byteSize());
+            if (r < 0) {
+                int e = s.lastErrno();
+                s.close();
+                if (e == 98) { // EADDRINUSE
+                    return null;
+                }
+                throw new IOException("bind(@" + name + "): errno " + e);
+            }
+            r = (int) MH$listen.invokeExact(s.errno, s.fd, backlog);
+            if (r < 0) {
+                int e = s.lastErrno();
+                s.close();
+                throw new IOException("listen(@" + name + "): errno " + e);
+            }
+            return s;
+        } catch (IOException | RuntimeException e) {
+            s.close();
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("bind/listen", t);
+        }
+    }
+
+    /**
+     * Connects to an abstract name. Connecting to a local listener completes at once or
+     * fails at once (nobody listens, or its backlog is full): never waits.
+     *
+     * @return the connected socket, or null when nobody accepts connections on that name
+     */
+    public static UnixSeqpacket connect(String name) throws IOException {
+        UnixSeqpacket s = open();
+        try {
+            MemorySegment addr = s.abstractAddress(name);
+            int r = (int) MH$connect.invokeExact(s.errno, s.fd, addr.address(), (int) addr.byteSize());
+            if (r < 0) {
+                int e = s.lastErrno();
+                s.close();
+                if (e == EAGAIN || e == EINPROGRESS || e == 111 /* ECONNREFUSED */ || e == 2 /* ENOENT */) {
+                    return null;
+                }
+                throw new IOException("connect(@" + name + "): errno " + e);
+            }
+            return s;
+        } catch (IOException | RuntimeException e) {
+            s.close();
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("connect", t);
+        }
+    }
+
+    private MemorySegment abstractAddress(String name) {
+        byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
+        if (bytes.length > MAX_NAME) {
+            throw new IllegalArgumentException("abstract socket name too long: " + name);
+        }
+        MemorySegment addr = arena.allocate(SOCKADDR_UN_SIZE, 2);
+        addr.set(JAVA_SHORT, 0, (short) AF_UNIX);
+        addr.set(JAVA_BYTE, 2, (byte) 0);
+        MemorySegment.copy(bytes, 0, addr, JAVA_BYTE, 3, bytes.length);
+        return addr.asSlice(0, 3 + bytes.length);
+    }
+
+    public int fd() {
+        return fd;
+    }
+
+    /** Accepts one pending connection; null when none is pending. */
+    public UnixSeqpacket accept() throws IOException {
+        if (fd < 0) {
+            return null;
+        }
+        try {
+            int c = (int) MH$accept4.invokeExact(errno, fd, 0L, 0L, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (c < 0) {
+                int e = lastErrno();
+                if (e == EAGAIN || e == EINTR || e == 103 /* ECONNABORTED */) {
+                    return null;
+                }
+                throw new IOException("accept4: errno " + e);
+            }
+            return new UnixSeqpacket(c);
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("accept4", t);
+        }
+    }
+
+    /** The user id of the peer's process (when it connected or listened), from {@code SO_PEERCRED}. */
+    public int peerUid() throws IOException {
+        try {
+            MemorySegment cred = arena.allocate(12, 4);
+            scratch.set(JAVA_INT, 0, 12);
+            int r = (int) MH$getsockopt.invokeExact(errno, fd, SOL_SOCKET, SO_PEERCRED, cred.address(),
+                    scratch.address());
+            if (r < 0) {
+                throw new IOException("getsockopt(SO_PEERCRED): errno " + lastErrno());
+            }
+            return cred.get(JAVA_INT, 4);
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("getsockopt", t);
+        }
+    }
+
+    /** Sends one message whole; false when the socket's buffer is full (try again later). */
+    public boolean send(byte[] message) throws IOException {
+        MemorySegment b = buffer(message.length);
+        MemorySegment.copy(message, 0, b, JAVA_BYTE, 0, message.length);
+        try {
+            long n = (long) MH$send.invokeExact(errno, fd, b.address(), (long) message.length, MSG_NOSIGNAL);
+            if (n < 0) {
+                int e = lastErrno();
+                if (e == EAGAIN || e == EINTR) {
+                    return false;
+                }
+                throw new IOException("send: errno " + e);
+            }
+            return true;
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("send", t);
+        }
+    }
+
+    /**
+     * Receives one message of at most {@code capacity} bytes.
+     *
+     * @return the message (check {@link #truncated()}), or null: then {@link #status} says
+     *         {@link #WOULD_BLOCK} or {@link #EOF}
+     */
+    public byte[] receive(int capacity) throws IOException {
+        MemorySegment b = buffer(capacity + 1);
+        try {
+            long n = (long) MH$recv.invokeExact(errno, fd, b.address(), (long) capacity + 1, MSG_TRUNC);
+            if (n < 0) {
+                int e = lastErrno();
+                if (e == EAGAIN || e == EINTR) {
+                    status = WOULD_BLOCK;
+                    return null;
+                }
+                if (e == 104) { // ECONNRESET
+                    status = EOF;
+                    return null;
+                }
+                throw new IOException("recv: errno " + e);
+            }
+            if (n == 0) {
+                status = EOF;
+                return null;
+            }
+            truncated = n > capacity;
+            int length = (int) Math.min(n, capacity);
+            byte[] message = new byte[length];
+            MemorySegment.copy(b, JAVA_BYTE, 0, message, 0, length);
+            return message;
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("recv", t);
+        }
+    }
+
+    // why the last receive returned null
+    private int status;
+
+    public int status() {
+        return status;
+    }
+
+    /** True when the last message received was longer than the capacity asked for. */
+    public boolean truncated() {
+        return truncated;
+    }
+
+    /**
+     * Waits until a message (or the peer's end) can be received, at most until the
+     * {@link System#nanoTime()} deadline.
+     *
+     * @return false when the deadline passed first
+     */
+    public boolean awaitReadable(long deadline) throws IOException {
+        try (PollSet poll = new PollSet(1)) {
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                poll.clear();
+                poll.add(fd, PollSet.POLLIN);
+                if (poll.poll((int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000))) > 0) {
+                    return true;
+                }
+            }
+        }
+    }
+
+    private MemorySegment buffer(int size) {
+        if (buffer.byteSize() < size) {
+            buffer = arena.allocate(Math.max(size, 256), 8);
+        }
+        return buffer;
+    }
+
+    private int lastErrno() {
+        return errno.get(JAVA_INT, ERRNO_OFFSET);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (fd < 0) {
+            return;
+        }
+        try {
+            int r = (int) MH$close.invokeExact(errno, fd);
+        } catch (Throwable t) {
+            throw new AssertionError("close", t);
+        }
+        fd = -1;
+        arena.close();
+    }
+}
