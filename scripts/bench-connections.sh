@@ -92,10 +92,11 @@ run_pair() {
   [ "$cp" = jdk ] && cdis=true
   STATUS=failed REASON="" LINE=""
   : >"$slog"
+  local server=(taskset -c "$SERVER_CPU" "$JAVA_HOME/bin/java")
+  # shellcheck disable=SC2206
+  server+=($JAVA_OPTS -jar "$APP_JAR" blocking benchmark connection -s -a 127.0.0.1:0)
   # the server's own time limit is a backstop; it normally exits on the client's stop request
-  # shellcheck disable=SC2086
-  DISABLE_HADRONIO=$sdis timeout $((2 * RUN_TIMEOUT + 30)) taskset -c "$SERVER_CPU" \
-    "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" blocking benchmark connection -s -a 127.0.0.1:0 >"$slog" 2>&1 &
+  DISABLE_HADRONIO=$sdis timeout $((2 * RUN_TIMEOUT + 30)) "${server[@]}" >"$slog" 2>&1 &
   SERVER_PID=$!
   for ((i = 0; i < RUN_TIMEOUT * 20; i++)); do
     port="$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' "$slog" | head -n1)"
@@ -112,7 +113,8 @@ run_pair() {
   # shellcheck disable=SC2206
   client+=($JAVA_OPTS -jar "$APP_JAR" blocking benchmark connection -r "127.0.0.1:$port"
            --clients "$threads" --warmup-duration "$WARMUP" --duration "$DURATION")
-  echo "server: DISABLE_HADRONIO=$sdis ... -s -a 127.0.0.1:0; client: DISABLE_HADRONIO=$cdis ${client[*]}" >"$LOG_DIR/$tag-command.txt"
+  printf 'server: DISABLE_HADRONIO=%s %s\nclient: DISABLE_HADRONIO=%s %s\n' "$sdis" "${server[*]}" "$cdis" "${client[*]}" \
+    >"$LOG_DIR/$tag-command.txt"
   rc=0
   DISABLE_HADRONIO=$cdis timeout "$RUN_TIMEOUT" "${client[@]}" >"$clog" 2>&1 || rc=$?
   if [ "$rc" = 124 ]; then
