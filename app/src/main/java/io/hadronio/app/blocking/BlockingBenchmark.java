@@ -16,20 +16,21 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code hadronio blocking benchmark latency|throughput}: blocking NIO between two
+ * {@code hadronio blocking benchmark latency|throughput|connection}: blocking NIO between two
  * processes. The client sends its settings to the server first, so only the client
  * needs {@code -l}/{@code -m}/{@code -t}. Measured code allocates nothing per message.
+ * {@code connection} ({@link BlockingConnections}) measures connection set-up instead.
  */
 @Command(name = "benchmark", mixinStandardHelpOptions = true,
         description = "Blocking NIO benchmarks between two processes (start one with -s, the other with -r).",
-        subcommands = {BlockingBenchmark.Latency.class, BlockingBenchmark.Throughput.class})
+        subcommands = {BlockingBenchmark.Latency.class, BlockingBenchmark.Throughput.class, BlockingConnections.class})
 final class BlockingBenchmark implements Runnable {
     @Spec
     private CommandSpec spec;
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: latency or throughput");
+        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: latency, throughput or connection");
     }
 
 
