@@ -69,6 +69,10 @@ public final class HadronioSelector extends AbstractSelector {
     private int platformBase;
     // registered keys of JDK channels; none: no poll(2) while spinning
     private final AtomicInteger platformKeys = new AtomicInteger();
+    // what the scans of the current selection found: keys with ready ops for their interest
+    // set (any: the selection ends), and how many of them scan added or gave new ready ops
+    private int readyCount;
+    private int updatedCount;
     // the registered keys as an array, for the scans of every selection pass (iterating the
     // concurrent set would allocate an iterator per pass); rebuilt when keys come or go
     private volatile HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
@@ -171,22 +175,27 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * A selection: cancelled keys leave first, then the loop progresses the workers and
-     * asks every key until one is updated, busy for the spin window, then sleeping.
-     * Keys cancelled while it runs leave before a pass that updates nothing is repeated,
-     * never after an update, so the value returned is exactly the number of keys added to
-     * the selected set or given new ready ops (what {@code Selector.select(Consumer)}
-     * asserts).
+     * asks every key until one is ready for its interest set, busy for the spin window,
+     * then sleeping. As with the JDK, whose poll reports a channel that is ready whether or
+     * not its key is selected already, a ready key ends the selection even when it updates
+     * nothing (a key left in the selected set with the same ops ready again): the value
+     * returned may be 0. Keys with nothing ready for their interest set do not end it.
+     * Keys cancelled while it runs leave before a pass that found nothing is repeated,
+     * never after one that found a key, so the value returned is exactly the number of
+     * keys added to the selected set or given new ready ops.
      *
      * @param timeout -1: until something is ready or a wakeup; 0: do not wait; > 0: at most that many ms
      */
     private int doSelect(long timeout) throws IOException {
         processDeregisterQueue();
+        readyCount = 0;
+        updatedCount = 0;
         if (timeout == 0) {
             wakeupPending.set(false);
             progressAll();
-            return scan(pollPlatform(0));
+            scan(pollPlatform(0));
+            return updatedCount;
         }
-        int updated;
         begin();
         try {
             long now = System.nanoTime();
@@ -194,8 +203,8 @@ public final class HadronioSelector extends AbstractSelector {
             long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + spinNanos;
             while (true) {
                 progressAll();
-                updated = scan(pollPlatform(0));
-                if (updated > 0 || wakeupPending.getAndSet(false) || Thread.currentThread().isInterrupted()) {
+                scan(pollPlatform(0));
+                if (readyCount > 0 || wakeupPending.getAndSet(false) || Thread.currentThread().isInterrupted()) {
                     break;
                 }
                 now = System.nanoTime();
@@ -208,16 +217,16 @@ public final class HadronioSelector extends AbstractSelector {
                     continue;
                 }
                 int cap = maxSleepMillis;
-                updated = sleep(deadline == Long.MAX_VALUE ? cap
+                sleep(deadline == Long.MAX_VALUE ? cap
                         : (int) Math.max(1, Math.min(cap, (deadline - now + 999_999) / 1_000_000)));
-                if (updated > 0 || wakeupPending.getAndSet(false)) {
+                if (readyCount > 0 || wakeupPending.getAndSet(false)) {
                     break;
                 }
             }
         } finally {
             end();
         }
-        return updated;
+        return updatedCount;
     }
 
     private void progressAll() {
@@ -228,7 +237,7 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * Sleeps on our eventfd, the event fds of the workers we watch and the JDK channels'
-     * fds. Returns the keys updated afterwards.
+     * fds, unless a key is ready already; scans the keys afterwards.
      *
      * <p>Order matters: the selector first enters the workers' waiters (from then on, any
      * thread whose progress handles events wakes us), asks the keys once more, and arms
@@ -236,23 +245,23 @@ public final class HadronioSelector extends AbstractSelector {
      * when events came in since; asking the keys after arming could progress the worker
      * and swallow the event that should wake us.
      */
-    private int sleep(int timeoutMillis) throws IOException {
+    private void sleep(int timeoutMillis) throws IOException {
         waiter.bind();
         sleeping = true;
         for (WorkerGroup g : groups) {
             g.enter(waiter);
         }
         try {
-            int updated = scan(0);
-            if (updated > 0 || wakeupPending.get()) {
-                return updated;
+            scan(0);
+            if (readyCount > 0 || wakeupPending.get()) {
+                return;
             }
             pollSet.clear();
             pollSet.add(wakeFd.fd(), PollSet.POLLIN);
             for (WorkerGroup g : groups) {
                 int watch = g.watch(waiter);
                 if (watch == WorkerGroup.LOOK_AGAIN) {
-                    return 0;
+                    return;
                 }
                 if (watch == WorkerGroup.WATCHING) {
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
@@ -263,7 +272,7 @@ public final class HadronioSelector extends AbstractSelector {
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
             }
-            return scan(polled);
+            scan(polled);
         } finally {
             for (WorkerGroup g : groups) {
                 g.leave(waiter);
@@ -330,9 +339,11 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * Updates the ready sets: hadroNIO channels are asked, JDK channels are read from
-     * the poll set's revents ({@code polled} entries from {@link #platformBase}).
+     * the poll set's revents ({@code polled} entries from {@link #platformBase}). Adds the
+     * keys found ready to {@link #readyCount}, those updated to {@link #updatedCount}.
      */
-    private int scan(int polled) {
+    private void scan(int polled) {
+        int ready = 0;
         int updated = 0;
         for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
@@ -342,9 +353,10 @@ public final class HadronioSelector extends AbstractSelector {
             if (interest == 0) {
                 continue;
             }
-            int ready = ((UcxSelectable) key.channel()).readyOps(interest) & interest;
-            if (ready != 0) {
-                updated += setReady(key, ready);
+            int ops = ((UcxSelectable) key.channel()).readyOps(interest) & interest;
+            if (ops != 0) {
+                ready++;
+                updated += setReady(key, ops);
             }
         }
         for (int i = 0; i < polled; i++) {
@@ -358,21 +370,23 @@ public final class HadronioSelector extends AbstractSelector {
                 continue;
             }
             int interest = key.interestOpsUnchecked();
-            int ready = 0;
+            int ops = 0;
             if ((revents & (PollSet.POLLERR | PollSet.POLLHUP | PollSet.POLLNVAL)) != 0) {
-                ready = interest;
+                ops = interest;
             }
             if ((revents & PollSet.POLLIN) != 0) {
-                ready |= interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT);
+                ops |= interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT);
             }
             if ((revents & PollSet.POLLOUT) != 0) {
-                ready |= interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
+                ops |= interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
             }
-            if (ready != 0) {
-                updated += setReady(key, ready);
+            if (ops != 0) {
+                ready++;
+                updated += setReady(key, ops);
             }
         }
-        return updated;
+        readyCount += ready;
+        updatedCount += updated;
     }
 
     /** Adds the key to the selected set, or adds ops to its ready set; 1 when something changed. */

@@ -233,6 +233,50 @@ class SelectorWakeupTest {
         }
     }
 
+    /** Waits until {@code t} sleeps in poll(2): only a wake-up can make it look at the keys again. */
+    private static void awaitAsleep(Thread t) throws InterruptedException {
+        while (java.util.Arrays.stream(t.getStackTrace())
+                .noneMatch(e -> e.getClassName().equals("io.hadronio.platform.PollSet"))) {
+            assertTrue(t.isAlive(), "select ended before sleeping");
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void shouldWakeWhenAKeyThatStaysSelectedIsReadyAgain() throws Exception {
+        try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(loopback());
+            try (SocketChannel client = open(server.getLocalAddress()); SocketChannel peer = server.accept()) {
+                client.configureBlocking(false);
+                SelectionKey key = client.register(selector, OP_READ);
+                ByteBuffer in = ByteBuffer.allocate(8);
+                for (int i = 0; i < 20; i++) {
+                    // the key stays selected with OP_READ ready, the bytes are read: nothing to wait for
+                    CompletableFuture<Integer> select = new CompletableFuture<>();
+                    Thread t = new Thread(() -> {
+                        try {
+                            select.complete(selector.select());
+                        } catch (Throwable e) {
+                            select.completeExceptionally(e);
+                        }
+                    }, "select");
+                    t.setDaemon(true);
+                    t.start();
+                    awaitAsleep(t);
+                    peer.write(ByteBuffer.wrap(new byte[] {(byte) i}));
+                    // ready again with no new op: the selection ends and counts no key (the
+                    // first time the key was not selected yet)
+                    assertEquals(i == 0 ? 1 : 0, select.get(30, TimeUnit.SECONDS));
+                    assertTrue(selector.selectedKeys().contains(key));
+                    assertEquals(OP_READ, key.readyOps());
+                    in.clear();
+                    assertEquals(1, client.read(in));
+                    assertEquals((byte) i, in.get(0));
+                }
+            }
+        }
+    }
+
     @Test
     void shouldWakeForAcceptedAndFinishedConnects() throws Exception {
         try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
