@@ -377,6 +377,33 @@ class SelectorContractTest extends ContractSupport {
 
     @ParameterizedTest
     @MethodSource("providers")
+    void shouldConsumeAWakeupInASelectionThatFindsAKeyReady(SelectorProvider provider) throws Exception {
+        try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
+            c.client().configureBlocking(false);
+            SelectionKey key = c.client().register(selector, OP_READ);
+            c.server().write(ByteBuffer.wrap(new byte[] {1}));
+            awaitReady(selector, key, OP_READ);
+            assertEquals(1, c.client().read(ByteBuffer.allocate(2)));
+            selector.selectedKeys().clear();
+            c.server().write(ByteBuffer.wrap(new byte[] {2}));
+            try (Selector watcher = provider.openSelector()) {
+                awaitReady(watcher, c.client().register(watcher, OP_READ), OP_READ);
+            }
+
+            // the wakeup comes before a selection that finds the key ready: that selection
+            // is the one it ends, and the next one waits
+            selector.wakeup();
+            assertEquals(1, selector.select());
+            assertEquals(1, c.client().read(ByteBuffer.allocate(2)));
+            long start = System.nanoTime();
+            assertEquals(0, selector.select(300));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(250),
+                    "a wakeup outlived the selection it ended");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("providers")
     void shouldForgetAWakeupInSelectNowAndCoalesceWakeups(SelectorProvider provider) throws Exception {
         try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
             c.client().configureBlocking(false);

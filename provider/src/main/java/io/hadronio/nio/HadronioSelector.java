@@ -204,7 +204,9 @@ public final class HadronioSelector extends AbstractSelector {
             while (true) {
                 progressAll();
                 scan(pollPlatform(0));
-                if (readyCount > 0 || wakeupPending.getAndSet(false) || Thread.currentThread().isInterrupted()) {
+                // a wakeup is consumed even when keys end the selection: it was for this one
+                boolean woken = wakeupPending.getAndSet(false);
+                if (readyCount > 0 || woken || Thread.currentThread().isInterrupted()) {
                     break;
                 }
                 now = System.nanoTime();
@@ -219,7 +221,8 @@ public final class HadronioSelector extends AbstractSelector {
                 int cap = maxSleepMillis;
                 sleep(deadline == Long.MAX_VALUE ? cap
                         : (int) Math.max(1, Math.min(cap, (deadline - now + 999_999) / 1_000_000)));
-                if (readyCount > 0 || wakeupPending.getAndSet(false)) {
+                woken = wakeupPending.getAndSet(false);
+                if (readyCount > 0 || woken) {
                     break;
                 }
             }
