@@ -15,13 +15,16 @@ import java.nio.channels.spi.AbstractSelectableChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.AbstractSet;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A {@link java.nio.channels.Selector} for hadroNIO channels and, alongside them,
@@ -40,6 +43,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Sets follow {@code sun.nio.ch.SelectorImpl}: {@link #keys()} is unmodifiable,
  * {@link #selectedKeys()} allows removal but not addition; cancelled keys leave at the
  * next selection. Selection synchronises on the selector, then on the selected-key set.
+ * The selections with an action ({@link #select(Consumer)} and the like) do what
+ * {@code SelectorImpl}'s do: they hand each key found ready to the action, with its ready
+ * set replaced, after the selection's sleep; they neither use nor clear the selected-key
+ * set; and a selection started by the action fails with {@link IllegalStateException}.
  * Agrona-style tricks that swap {@code sun.nio.ch.SelectorImpl}'s selected-key set by
  * reflection do not apply to this class (they fail and fall back, as Netty's do).
  */
@@ -73,6 +80,13 @@ public final class HadronioSelector extends AbstractSelector {
     // set (any: the selection ends), and how many of them scan added or gave new ready ops
     private int readyCount;
     private int updatedCount;
+    // a selection with an action: scans collect the ready keys and their ops here (the first
+    // readyCount entries), for the action once the selection has stopped waiting
+    private boolean collecting;
+    private HadronioSelectionKey[] readyKeys = new HadronioSelectionKey[16];
+    private int[] readyKeyOps = new int[16];
+    // a selection runs; the selector's lock is reentrant, so this tells an action's selection
+    private boolean inSelect;
     // the registered keys as an array, for the scans of every selection pass (iterating the
     // concurrent set would allocate an iterator per pass); rebuilt when keys come or go
     private volatile HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
@@ -148,7 +162,7 @@ public final class HadronioSelector extends AbstractSelector {
 
     @Override
     public int selectNow() throws IOException {
-        return lockAndSelect(0);
+        return lockAndSelect(null, 0);
     }
 
     @Override
@@ -156,19 +170,49 @@ public final class HadronioSelector extends AbstractSelector {
         if (timeout < 0) {
             throw new IllegalArgumentException("Negative timeout");
         }
-        return lockAndSelect(timeout == 0 ? -1 : timeout);
+        return lockAndSelect(null, timeout == 0 ? -1 : timeout);
     }
 
     @Override
     public int select() throws IOException {
-        return lockAndSelect(-1);
+        return lockAndSelect(null, -1);
     }
 
-    private int lockAndSelect(long timeout) throws IOException {
+    @Override
+    public int selectNow(Consumer<SelectionKey> action) throws IOException {
+        Objects.requireNonNull(action);
+        return lockAndSelect(action, 0);
+    }
+
+    @Override
+    public int select(Consumer<SelectionKey> action, long timeout) throws IOException {
+        Objects.requireNonNull(action);
+        if (timeout < 0) {
+            throw new IllegalArgumentException("Negative timeout");
+        }
+        return lockAndSelect(action, timeout == 0 ? -1 : timeout);
+    }
+
+    @Override
+    public int select(Consumer<SelectionKey> action) throws IOException {
+        Objects.requireNonNull(action);
+        return lockAndSelect(action, -1);
+    }
+
+    /** @param action null: a selection that updates the selected-key set */
+    private int lockAndSelect(Consumer<SelectionKey> action, long timeout) throws IOException {
         synchronized (this) {
             ensureOpen();
-            synchronized (publicSelectedKeys) {
-                return doSelect(timeout);
+            if (inSelect) {
+                throw new IllegalStateException("select in progress");
+            }
+            inSelect = true;
+            try {
+                synchronized (publicSelectedKeys) {
+                    return doSelect(action, timeout);
+                }
+            } finally {
+                inSelect = false;
             }
         }
     }
@@ -184,17 +228,24 @@ public final class HadronioSelector extends AbstractSelector {
      * never after one that found a key, so the value returned is exactly the number of
      * keys added to the selected set or given new ready ops.
      *
+     * <p>With an action, the keys found ready are only collected, and handed to the action
+     * when the selection has stopped waiting (the action may do anything, even block on a
+     * channel, and must not do it while the selector sleeps on the workers); the value
+     * returned is the number of keys handed over.
+     *
+     * @param action null: update the selected-key set
      * @param timeout -1: until something is ready or a wakeup; 0: do not wait; > 0: at most that many ms
      */
-    private int doSelect(long timeout) throws IOException {
+    private int doSelect(Consumer<SelectionKey> action, long timeout) throws IOException {
         processDeregisterQueue();
         readyCount = 0;
         updatedCount = 0;
+        collecting = action != null;
         if (timeout == 0) {
             wakeupPending.set(false);
             progressAll();
             scan(pollPlatform(0));
-            return updatedCount;
+            return action == null ? updatedCount : perform(action);
         }
         begin();
         try {
@@ -229,7 +280,34 @@ public final class HadronioSelector extends AbstractSelector {
         } finally {
             end();
         }
-        return updatedCount;
+        return action == null ? updatedCount : perform(action);
+    }
+
+    /**
+     * Hands the keys collected by the scans to the action, each with its ready set replaced
+     * by the ops found ready; returns how many it handed over. Like the JDK's, it stops with
+     * {@link ClosedSelectorException} when an action closed the selector, and an exception
+     * of the action ends it. A key cancelled meanwhile (by an earlier action, say) is left
+     * out, which the contract allows.
+     */
+    private int perform(Consumer<SelectionKey> action) {
+        int n = readyCount;
+        int performed = 0;
+        try {
+            for (int i = 0; i < n; i++) {
+                HadronioSelectionKey key = readyKeys[i];
+                if (!key.isValid()) {
+                    continue;
+                }
+                key.readyOps(readyKeyOps[i]);
+                action.accept(key);
+                ensureOpen();
+                performed++;
+            }
+        } finally {
+            Arrays.fill(readyKeys, 0, n, null);
+        }
+        return performed;
     }
 
     private void progressAll() {
@@ -319,7 +397,7 @@ public final class HadronioSelector extends AbstractSelector {
                 events |= PollSet.POLLOUT;
             }
             if (n == polledKeys.length) {
-                polledKeys = java.util.Arrays.copyOf(polledKeys, n * 2);
+                polledKeys = Arrays.copyOf(polledKeys, n * 2);
             }
             polledKeys[n++] = key;
             pollSet.add(key.platformFd, events);
@@ -342,12 +420,10 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * Updates the ready sets: hadroNIO channels are asked, JDK channels are read from
-     * the poll set's revents ({@code polled} entries from {@link #platformBase}). Adds the
-     * keys found ready to {@link #readyCount}, those updated to {@link #updatedCount}.
+     * the poll set's revents ({@code polled} entries from {@link #platformBase}). Each key
+     * found ready goes to {@link #found}.
      */
     private void scan(int polled) {
-        int ready = 0;
-        int updated = 0;
         for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
                 continue;
@@ -358,8 +434,7 @@ public final class HadronioSelector extends AbstractSelector {
             }
             int ops = ((UcxSelectable) key.channel()).readyOps(interest) & interest;
             if (ops != 0) {
-                ready++;
-                updated += setReady(key, ops);
+                found(key, ops);
             }
         }
         for (int i = 0; i < polled; i++) {
@@ -384,12 +459,29 @@ public final class HadronioSelector extends AbstractSelector {
                 ops |= interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
             }
             if (ops != 0) {
-                ready++;
-                updated += setReady(key, ops);
+                found(key, ops);
             }
         }
-        readyCount += ready;
-        updatedCount += updated;
+    }
+
+    /**
+     * A key ready for {@code ops} of its interest set: counted in {@link #readyCount}, and
+     * put in the selected set (counted in {@link #updatedCount} if that changed something)
+     * or, with an action, collected for it.
+     */
+    private void found(HadronioSelectionKey key, int ops) {
+        int n = readyCount;
+        if (collecting) {
+            if (n == readyKeys.length) {
+                readyKeys = Arrays.copyOf(readyKeys, 2 * n);
+                readyKeyOps = Arrays.copyOf(readyKeyOps, 2 * n);
+            }
+            readyKeys[n] = key;
+            readyKeyOps[n] = ops;
+        } else {
+            updatedCount += setReady(key, ops);
+        }
+        readyCount = n + 1;
     }
 
     /** Adds the key to the selected set, or adds ops to its ready set; 1 when something changed. */

@@ -278,6 +278,55 @@ class SelectorWakeupTest {
     }
 
     @Test
+    void shouldWakeASelectionWithAnActionAndLetTheActionBlockOnTheWorker() throws Exception {
+        try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(loopback());
+            try (SocketChannel a = open(server.getLocalAddress()); SocketChannel aPeer = server.accept();
+                 SocketChannel b = open(server.getLocalAddress()); SocketChannel bPeer = server.accept()) {
+                a.configureBlocking(false);
+                SelectionKey key = a.register(selector, OP_READ);
+                for (int i = 0; i < 20; i++) {
+                    // the action reads a's byte, then blocks in a read of b, on the same worker
+                    // the selection slept on (it runs once the selection has left the worker's
+                    // waiters, so that the blocked read can watch the worker itself)
+                    ByteBuffer in = ByteBuffer.allocate(2);
+                    CompletableFuture<Integer> select = new CompletableFuture<>();
+                    Thread t = new Thread(() -> {
+                        try {
+                            select.complete(selector.select(k -> {
+                                try {
+                                    assertEquals(1, a.read(in));
+                                    assertEquals(1, b.read(in));
+                                } catch (IOException e) {
+                                    throw new java.io.UncheckedIOException(e);
+                                }
+                            }));
+                        } catch (Throwable e) {
+                            select.completeExceptionally(e);
+                        }
+                    }, "select");
+                    t.setDaemon(true);
+                    t.start();
+                    awaitAsleep(t);
+                    aPeer.write(ByteBuffer.wrap(new byte[] {(byte) i}));
+                    // the action is blocked in b.read (not in a selector's poll)
+                    while (java.util.Arrays.stream(t.getStackTrace()).noneMatch(e -> e.getMethodName().equals("read")
+                            && e.getClassName().endsWith("HadronioSocketChannel"))) {
+                        assertTrue(t.isAlive(), "the selection ended without the action");
+                        Thread.sleep(5);
+                    }
+                    bPeer.write(ByteBuffer.wrap(new byte[] {(byte) -i}));
+                    assertEquals(1, select.get(30, TimeUnit.SECONDS));
+                    assertEquals((byte) i, in.get(0));
+                    assertEquals((byte) -i, in.get(1));
+                    assertTrue(selector.selectedKeys().isEmpty());
+                    assertTrue(key.isReadable());
+                }
+            }
+        }
+    }
+
+    @Test
     void shouldWakeForAcceptedAndFinishedConnects() throws Exception {
         try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
             server.bind(loopback(), 100);
