@@ -109,4 +109,49 @@ class HotPathAllocationTest {
             }
         }
     }
+
+    // the action of the selections below: made once, as an event loop would
+    private static long handed;
+    private static final java.util.function.Consumer<java.nio.channels.SelectionKey> COUNT = k -> handed++;
+
+    @Test
+    void shouldNotAllocateInSelectionsWithAnAction() throws Exception {
+        try (ServerSocketChannel server = provider.openServerSocketChannel();
+             java.nio.channels.Selector selector = provider.openSelector()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            try (SocketChannel client = provider.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                try (SocketChannel peer = server.accept()) {
+                    client.configureBlocking(false);
+                    peer.configureBlocking(false);
+                    // both writable: each selection hands two keys over and returns at once
+                    client.register(selector, java.nio.channels.SelectionKey.OP_WRITE);
+                    peer.register(selector, java.nio.channels.SelectionKey.OP_WRITE);
+                    long[] perWindow = new long[WINDOWS];
+                    long before = 0;
+                    for (int i = 0; i < WARMUP + MEASURED; i++) {
+                        if (i >= WARMUP && (i - WARMUP) % WINDOW == 0) {
+                            long now = allocatedBytes();
+                            if (i > WARMUP) {
+                                perWindow[(i - WARMUP) / WINDOW - 1] = now - before;
+                            }
+                            before = now;
+                        }
+                        if ((i & 1) == 0) {
+                            selector.selectNow(COUNT);
+                        } else {
+                            selector.select(COUNT);
+                        }
+                    }
+                    perWindow[WINDOWS - 1] = allocatedBytes() - before;
+                    System.out.println("allocated per window of selections: " + java.util.Arrays.toString(perWindow));
+                    assertEquals(2L * (WARMUP + MEASURED), handed);
+                    assertTrue(selector.selectedKeys().isEmpty());
+                    long quietest = java.util.Arrays.stream(perWindow).min().orElseThrow();
+                    assertTrue(quietest / WINDOW < 1, "bytes allocated per selection, per window of " + WINDOW
+                            + ": " + java.util.Arrays.toString(perWindow));
+                }
+            }
+        }
+    }
 }

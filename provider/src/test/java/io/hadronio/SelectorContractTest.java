@@ -156,6 +156,86 @@ class SelectorContractTest extends ContractSupport {
 
     @ParameterizedTest
     @MethodSource("providers")
+    void shouldEndASelectionAtOnceWhenASelectedKeyIsStillReadyWithoutUpdatingIt(SelectorProvider provider)
+            throws Exception {
+        try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
+            c.client().configureBlocking(false);
+            c.server().configureBlocking(false);
+            SelectionKey key = c.client().register(selector, OP_READ);
+            SelectionKey idle = c.server().register(selector, OP_READ);
+            c.server().write(ByteBuffer.wrap(new byte[] {1}));
+            assertEquals(1, selector.select());
+            assertEquals(Set.of(key), selector.selectedKeys());
+
+            // the byte is not read and the key stays selected: the JDK's poll reports the
+            // channel ready, so every selection ends at once, with no key updated, and does
+            // not wait for the idle key
+            long start = System.nanoTime();
+            assertEquals(0, selector.select());
+            assertEquals(0, selector.select(60_000));
+            assertEquals(0, selector.selectNow());
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "a selection waited");
+            assertEquals(Set.of(key), selector.selectedKeys());
+            assertEquals(OP_READ, key.readyOps());
+            assertEquals(0, idle.readyOps());
+
+            // a key whose ready set grows still counts; one that is ready as before does not
+            key.interestOps(OP_READ | OP_WRITE);
+            assertEquals(1, selector.select());
+            assertEquals(OP_READ | OP_WRITE, key.readyOps());
+            assertEquals(0, selector.select());
+            // bytes for the idle key's channel (seen by another selector first, as the
+            // selection would not wait for them): it is added to the set
+            c.client().write(ByteBuffer.wrap(new byte[] {2}));
+            try (Selector watcher = provider.openSelector()) {
+                awaitReady(watcher, c.server().register(watcher, OP_READ), OP_READ);
+            }
+            assertEquals(1, selector.select());
+            assertEquals(Set.of(key, idle), selector.selectedKeys());
+            assertEquals(OP_READ, idle.readyOps());
+            assertEquals(0, selector.select());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("providers")
+    void shouldWaitWhileASelectedKeyIsNotReadyForItsInterestSet(SelectorProvider provider) throws Exception {
+        try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
+            c.client().configureBlocking(false);
+            SelectionKey key = c.client().register(selector, OP_READ);
+            c.server().write(ByteBuffer.wrap(new byte[] {1}));
+            assertEquals(1, selector.select());
+
+            // bytes waiting, but no interest in them: the JDK waits out the timeout
+            key.interestOps(0);
+            long start = System.nanoTime();
+            assertEquals(0, selector.select(300));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(250), "select did not wait");
+            // the stale ready set is kept
+            assertEquals(OP_READ, key.readyOps());
+            assertEquals(Set.of(key), selector.selectedKeys());
+
+            // interest again, the bytes read: nothing ready, a selection waits (no busy loop),
+            // though the key is still selected with OP_READ in its ready set
+            key.interestOps(OP_READ);
+            assertEquals(1, c.client().read(ByteBuffer.allocate(2)));
+            start = System.nanoTime();
+            assertEquals(0, selector.select(300));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(250), "select did not wait");
+            assertEquals(Set.of(key), selector.selectedKeys());
+            assertEquals(OP_READ, key.readyOps());
+
+            // a blocked selection ends when the selected key becomes ready again, updating nothing
+            Task<Integer> select = start("select", selector::select);
+            awaitInSelect(select.thread(), selector);
+            c.server().write(ByteBuffer.wrap(new byte[] {2}));
+            assertEquals(0, select.result().get(10, TimeUnit.SECONDS));
+            assertEquals(Set.of(key), selector.selectedKeys());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("providers")
     void shouldDropCancelledKeysAtTheNextSelection(SelectorProvider provider) throws Exception {
         try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
             c.client().configureBlocking(false);
@@ -292,6 +372,33 @@ class SelectorContractTest extends ContractSupport {
             List<SelectionKey> seen = new ArrayList<>();
             assertEquals(0, selector.select(seen::add));
             assertTrue(seen.isEmpty());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("providers")
+    void shouldConsumeAWakeupInASelectionThatFindsAKeyReady(SelectorProvider provider) throws Exception {
+        try (Selector selector = provider.openSelector(); Connected c = connect(provider)) {
+            c.client().configureBlocking(false);
+            SelectionKey key = c.client().register(selector, OP_READ);
+            c.server().write(ByteBuffer.wrap(new byte[] {1}));
+            awaitReady(selector, key, OP_READ);
+            assertEquals(1, c.client().read(ByteBuffer.allocate(2)));
+            selector.selectedKeys().clear();
+            c.server().write(ByteBuffer.wrap(new byte[] {2}));
+            try (Selector watcher = provider.openSelector()) {
+                awaitReady(watcher, c.client().register(watcher, OP_READ), OP_READ);
+            }
+
+            // the wakeup comes before a selection that finds the key ready: that selection
+            // is the one it ends, and the next one waits
+            selector.wakeup();
+            assertEquals(1, selector.select());
+            assertEquals(1, c.client().read(ByteBuffer.allocate(2)));
+            long start = System.nanoTime();
+            assertEquals(0, selector.select(300));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(250),
+                    "a wakeup outlived the selection it ended");
         }
     }
 

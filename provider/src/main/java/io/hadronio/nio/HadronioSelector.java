@@ -15,13 +15,16 @@ import java.nio.channels.spi.AbstractSelectableChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.AbstractSet;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A {@link java.nio.channels.Selector} for hadroNIO channels and, alongside them,
@@ -40,6 +43,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Sets follow {@code sun.nio.ch.SelectorImpl}: {@link #keys()} is unmodifiable,
  * {@link #selectedKeys()} allows removal but not addition; cancelled keys leave at the
  * next selection. Selection synchronises on the selector, then on the selected-key set.
+ * The selections with an action ({@link #select(Consumer)} and the like) do what
+ * {@code SelectorImpl}'s do: they hand each key found ready to the action, with its ready
+ * set replaced, after the selection's sleep; they neither use nor clear the selected-key
+ * set; and a selection started by the action fails with {@link IllegalStateException}.
  * Agrona-style tricks that swap {@code sun.nio.ch.SelectorImpl}'s selected-key set by
  * reflection do not apply to this class (they fail and fall back, as Netty's do).
  */
@@ -71,6 +78,17 @@ public final class HadronioSelector extends AbstractSelector {
     private final AtomicInteger platformKeys = new AtomicInteger();
     // hadroNIO channels on plain TCP (their fd is polled) seen by the last scan
     private int plainKeys;
+    // what the scans of the current selection found: keys with ready ops for their interest
+    // set (any: the selection ends), and how many of them scan added or gave new ready ops
+    private int readyCount;
+    private int updatedCount;
+    // a selection with an action: scans collect the ready keys and their ops here (the first
+    // readyCount entries), for the action once the selection has stopped waiting
+    private boolean collecting;
+    private HadronioSelectionKey[] readyKeys = new HadronioSelectionKey[16];
+    private int[] readyKeyOps = new int[16];
+    // a selection runs; the selector's lock is reentrant, so this tells an action's selection
+    private boolean inSelect;
     // the registered keys as an array, for the scans of every selection pass (iterating the
     // concurrent set would allocate an iterator per pass); rebuilt when keys come or go
     private volatile HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
@@ -146,7 +164,7 @@ public final class HadronioSelector extends AbstractSelector {
 
     @Override
     public int selectNow() throws IOException {
-        return lockAndSelect(0);
+        return lockAndSelect(null, 0);
     }
 
     @Override
@@ -154,41 +172,83 @@ public final class HadronioSelector extends AbstractSelector {
         if (timeout < 0) {
             throw new IllegalArgumentException("Negative timeout");
         }
-        return lockAndSelect(timeout == 0 ? -1 : timeout);
+        return lockAndSelect(null, timeout == 0 ? -1 : timeout);
     }
 
     @Override
     public int select() throws IOException {
-        return lockAndSelect(-1);
+        return lockAndSelect(null, -1);
     }
 
-    private int lockAndSelect(long timeout) throws IOException {
+    @Override
+    public int selectNow(Consumer<SelectionKey> action) throws IOException {
+        Objects.requireNonNull(action);
+        return lockAndSelect(action, 0);
+    }
+
+    @Override
+    public int select(Consumer<SelectionKey> action, long timeout) throws IOException {
+        Objects.requireNonNull(action);
+        if (timeout < 0) {
+            throw new IllegalArgumentException("Negative timeout");
+        }
+        return lockAndSelect(action, timeout == 0 ? -1 : timeout);
+    }
+
+    @Override
+    public int select(Consumer<SelectionKey> action) throws IOException {
+        Objects.requireNonNull(action);
+        return lockAndSelect(action, -1);
+    }
+
+    /** @param action null: a selection that updates the selected-key set */
+    private int lockAndSelect(Consumer<SelectionKey> action, long timeout) throws IOException {
         synchronized (this) {
             ensureOpen();
-            synchronized (publicSelectedKeys) {
-                return doSelect(timeout);
+            if (inSelect) {
+                throw new IllegalStateException("select in progress");
+            }
+            inSelect = true;
+            try {
+                synchronized (publicSelectedKeys) {
+                    return doSelect(action, timeout);
+                }
+            } finally {
+                inSelect = false;
             }
         }
     }
 
     /**
      * A selection: cancelled keys leave first, then the loop progresses the workers and
-     * asks every key until one is updated, busy for the spin window, then sleeping.
-     * Keys cancelled while it runs leave before a pass that updates nothing is repeated,
-     * never after an update, so the value returned is exactly the number of keys added to
-     * the selected set or given new ready ops (what {@code Selector.select(Consumer)}
-     * asserts).
+     * asks every key until one is ready for its interest set, busy for the spin window,
+     * then sleeping. As with the JDK, whose poll reports a channel that is ready whether or
+     * not its key is selected already, a ready key ends the selection even when it updates
+     * nothing (a key left in the selected set with the same ops ready again): the value
+     * returned may be 0. Keys with nothing ready for their interest set do not end it.
+     * Keys cancelled while it runs leave before a pass that found nothing is repeated,
+     * never after one that found a key, so the value returned is exactly the number of
+     * keys added to the selected set or given new ready ops.
      *
+     * <p>With an action, the keys found ready are only collected, and handed to the action
+     * when the selection has stopped waiting (the action may do anything, even block on a
+     * channel, and must not do it while the selector sleeps on the workers); the value
+     * returned is the number of keys handed over.
+     *
+     * @param action null: update the selected-key set
      * @param timeout -1: until something is ready or a wakeup; 0: do not wait; > 0: at most that many ms
      */
-    private int doSelect(long timeout) throws IOException {
+    private int doSelect(Consumer<SelectionKey> action, long timeout) throws IOException {
         processDeregisterQueue();
+        readyCount = 0;
+        updatedCount = 0;
+        collecting = action != null;
         if (timeout == 0) {
             wakeupPending.set(false);
             progressAll();
-            return scan(pollPlatform(0));
+            scan(pollPlatform(0));
+            return action == null ? updatedCount : perform(action);
         }
-        int updated;
         begin();
         try {
             long now = System.nanoTime();
@@ -196,8 +256,10 @@ public final class HadronioSelector extends AbstractSelector {
             long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + spinNanos;
             while (true) {
                 progressAll();
-                updated = scan(pollPlatform(0));
-                if (updated > 0 || wakeupPending.getAndSet(false) || Thread.currentThread().isInterrupted()) {
+                scan(pollPlatform(0));
+                // a wakeup is consumed even when keys end the selection: it was for this one
+                boolean woken = wakeupPending.getAndSet(false);
+                if (readyCount > 0 || woken || Thread.currentThread().isInterrupted()) {
                     break;
                 }
                 now = System.nanoTime();
@@ -210,16 +272,44 @@ public final class HadronioSelector extends AbstractSelector {
                     continue;
                 }
                 int cap = maxSleepMillis;
-                updated = sleep(deadline == Long.MAX_VALUE ? cap
+                sleep(deadline == Long.MAX_VALUE ? cap
                         : (int) Math.max(1, Math.min(cap, (deadline - now + 999_999) / 1_000_000)));
-                if (updated > 0 || wakeupPending.getAndSet(false)) {
+                woken = wakeupPending.getAndSet(false);
+                if (readyCount > 0 || woken) {
                     break;
                 }
             }
         } finally {
             end();
         }
-        return updated;
+        return action == null ? updatedCount : perform(action);
+    }
+
+    /**
+     * Hands the keys collected by the scans to the action, each with its ready set replaced
+     * by the ops found ready; returns how many it handed over. Like the JDK's, it stops with
+     * {@link ClosedSelectorException} when an action closed the selector, and an exception
+     * of the action ends it. A key cancelled meanwhile (by an earlier action, say) is left
+     * out, which the contract allows.
+     */
+    private int perform(Consumer<SelectionKey> action) {
+        int n = readyCount;
+        int performed = 0;
+        try {
+            for (int i = 0; i < n; i++) {
+                HadronioSelectionKey key = readyKeys[i];
+                if (!key.isValid()) {
+                    continue;
+                }
+                key.readyOps(readyKeyOps[i]);
+                action.accept(key);
+                ensureOpen();
+                performed++;
+            }
+        } finally {
+            Arrays.fill(readyKeys, 0, n, null);
+        }
+        return performed;
     }
 
     private void progressAll() {
@@ -230,7 +320,7 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * Sleeps on our eventfd, the event fds of the workers we watch and the JDK channels'
-     * fds. Returns the keys updated afterwards.
+     * fds, unless a key is ready already; scans the keys afterwards.
      *
      * <p>Order matters: the selector first enters the workers' waiters (from then on, any
      * thread whose progress handles events wakes us), asks the keys once more, and arms
@@ -238,23 +328,23 @@ public final class HadronioSelector extends AbstractSelector {
      * when events came in since; asking the keys after arming could progress the worker
      * and swallow the event that should wake us.
      */
-    private int sleep(int timeoutMillis) throws IOException {
+    private void sleep(int timeoutMillis) throws IOException {
         waiter.bind();
         sleeping = true;
         for (WorkerGroup g : groups) {
             g.enter(waiter);
         }
         try {
-            int updated = scan(0);
-            if (updated > 0 || wakeupPending.get()) {
-                return updated;
+            scan(0);
+            if (readyCount > 0 || wakeupPending.get()) {
+                return;
             }
             pollSet.clear();
             pollSet.add(wakeFd.fd(), PollSet.POLLIN);
             for (WorkerGroup g : groups) {
                 int watch = g.watch(waiter);
                 if (watch == WorkerGroup.LOOK_AGAIN) {
-                    return 0;
+                    return;
                 }
                 if (watch == WorkerGroup.WATCHING) {
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
@@ -265,7 +355,7 @@ public final class HadronioSelector extends AbstractSelector {
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
             }
-            return scan(polled);
+            scan(polled);
         } finally {
             for (WorkerGroup g : groups) {
                 g.leave(waiter);
@@ -310,7 +400,7 @@ public final class HadronioSelector extends AbstractSelector {
                 events |= PollSet.POLLOUT;
             }
             if (n == polledKeys.length) {
-                polledKeys = java.util.Arrays.copyOf(polledKeys, n * 2);
+                polledKeys = Arrays.copyOf(polledKeys, n * 2);
             }
             polledKeys[n++] = key;
             pollSet.add(fd, events);
@@ -333,10 +423,10 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * Updates the ready sets: hadroNIO channels are asked, JDK channels are read from
-     * the poll set's revents ({@code polled} entries from {@link #platformBase}).
+     * the poll set's revents ({@code polled} entries from {@link #platformBase}). Each key
+     * found ready goes to {@link #found}.
      */
-    private int scan(int polled) {
-        int updated = 0;
+    private void scan(int polled) {
         int plain = 0;
         for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
@@ -350,9 +440,9 @@ public final class HadronioSelector extends AbstractSelector {
             if (interest == 0) {
                 continue;
             }
-            int ready = channel.readyOps(interest) & interest;
-            if (ready != 0) {
-                updated += setReady(key, ready);
+            int ops = channel.readyOps(interest) & interest;
+            if (ops != 0) {
+                found(key, ops);
             }
         }
         plainKeys = plain;
@@ -367,21 +457,40 @@ public final class HadronioSelector extends AbstractSelector {
                 continue;
             }
             int interest = key.interestOpsUnchecked();
-            int ready = 0;
+            int ops = 0;
             if ((revents & (PollSet.POLLERR | PollSet.POLLHUP | PollSet.POLLNVAL)) != 0) {
-                ready = interest;
+                ops = interest;
             }
             if ((revents & PollSet.POLLIN) != 0) {
-                ready |= interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT);
+                ops |= interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT);
             }
             if ((revents & PollSet.POLLOUT) != 0) {
-                ready |= interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
+                ops |= interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
             }
-            if (ready != 0) {
-                updated += setReady(key, ready);
+            if (ops != 0) {
+                found(key, ops);
             }
         }
-        return updated;
+    }
+
+    /**
+     * A key ready for {@code ops} of its interest set: counted in {@link #readyCount}, and
+     * put in the selected set (counted in {@link #updatedCount} if that changed something)
+     * or, with an action, collected for it.
+     */
+    private void found(HadronioSelectionKey key, int ops) {
+        int n = readyCount;
+        if (collecting) {
+            if (n == readyKeys.length) {
+                readyKeys = Arrays.copyOf(readyKeys, 2 * n);
+                readyKeyOps = Arrays.copyOf(readyKeyOps, 2 * n);
+            }
+            readyKeys[n] = key;
+            readyKeyOps[n] = ops;
+        } else {
+            updatedCount += setReady(key, ops);
+        }
+        readyCount = n + 1;
     }
 
     /** Adds the key to the selected set, or adds ops to its ready set; 1 when something changed. */

@@ -233,6 +233,99 @@ class SelectorWakeupTest {
         }
     }
 
+    /** Waits until {@code t} sleeps in poll(2): only a wake-up can make it look at the keys again. */
+    private static void awaitAsleep(Thread t) throws InterruptedException {
+        while (java.util.Arrays.stream(t.getStackTrace())
+                .noneMatch(e -> e.getClassName().equals("io.hadronio.platform.PollSet"))) {
+            assertTrue(t.isAlive(), "select ended before sleeping");
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void shouldWakeWhenAKeyThatStaysSelectedIsReadyAgain() throws Exception {
+        try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(loopback());
+            try (SocketChannel client = open(server.getLocalAddress()); SocketChannel peer = server.accept()) {
+                client.configureBlocking(false);
+                SelectionKey key = client.register(selector, OP_READ);
+                ByteBuffer in = ByteBuffer.allocate(8);
+                for (int i = 0; i < 20; i++) {
+                    // the key stays selected with OP_READ ready, the bytes are read: nothing to wait for
+                    CompletableFuture<Integer> select = new CompletableFuture<>();
+                    Thread t = new Thread(() -> {
+                        try {
+                            select.complete(selector.select());
+                        } catch (Throwable e) {
+                            select.completeExceptionally(e);
+                        }
+                    }, "select");
+                    t.setDaemon(true);
+                    t.start();
+                    awaitAsleep(t);
+                    peer.write(ByteBuffer.wrap(new byte[] {(byte) i}));
+                    // ready again with no new op: the selection ends and counts no key (the
+                    // first time the key was not selected yet)
+                    assertEquals(i == 0 ? 1 : 0, select.get(30, TimeUnit.SECONDS));
+                    assertTrue(selector.selectedKeys().contains(key));
+                    assertEquals(OP_READ, key.readyOps());
+                    in.clear();
+                    assertEquals(1, client.read(in));
+                    assertEquals((byte) i, in.get(0));
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldWakeASelectionWithAnActionAndLetTheActionBlockOnTheWorker() throws Exception {
+        try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(loopback());
+            try (SocketChannel a = open(server.getLocalAddress()); SocketChannel aPeer = server.accept();
+                 SocketChannel b = open(server.getLocalAddress()); SocketChannel bPeer = server.accept()) {
+                a.configureBlocking(false);
+                SelectionKey key = a.register(selector, OP_READ);
+                for (int i = 0; i < 20; i++) {
+                    // the action reads a's byte, then blocks in a read of b, on the same worker
+                    // the selection slept on (it runs once the selection has left the worker's
+                    // waiters, so that the blocked read can watch the worker itself)
+                    ByteBuffer in = ByteBuffer.allocate(2);
+                    CompletableFuture<Integer> select = new CompletableFuture<>();
+                    Thread t = new Thread(() -> {
+                        try {
+                            select.complete(selector.select(k -> {
+                                try {
+                                    assertEquals(1, a.read(in));
+                                    assertEquals(1, b.read(in));
+                                } catch (IOException e) {
+                                    throw new java.io.UncheckedIOException(e);
+                                }
+                            }));
+                        } catch (Throwable e) {
+                            select.completeExceptionally(e);
+                        }
+                    }, "select");
+                    t.setDaemon(true);
+                    t.start();
+                    awaitAsleep(t);
+                    aPeer.write(ByteBuffer.wrap(new byte[] {(byte) i}));
+                    // the action is blocked in b.read (not in a selector's poll)
+                    while (java.util.Arrays.stream(t.getStackTrace()).noneMatch(e -> e.getMethodName().equals("read")
+                            && e.getClassName().endsWith("HadronioSocketChannel"))) {
+                        assertTrue(t.isAlive(), "the selection ended without the action");
+                        Thread.sleep(5);
+                    }
+                    bPeer.write(ByteBuffer.wrap(new byte[] {(byte) -i}));
+                    assertEquals(1, select.get(30, TimeUnit.SECONDS));
+                    assertEquals((byte) i, in.get(0));
+                    assertEquals((byte) -i, in.get(1));
+                    assertTrue(selector.selectedKeys().isEmpty());
+                    assertTrue(key.isReadable());
+                }
+            }
+        }
+    }
+
     @Test
     void shouldWakeForAcceptedAndFinishedConnects() throws Exception {
         try (Selector selector = provider.openSelector(); ServerSocketChannel server = provider.openServerSocketChannel()) {
