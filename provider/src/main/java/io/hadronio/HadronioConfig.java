@@ -155,6 +155,11 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
         return java.util.List.copyOf(list);
     }
 
+    /** True when some hosts are configured to run hadroNIO ({@code hadronio.remote.networks}). */
+    public boolean hasRemoteNetworks() {
+        return !remoteNetworks.isEmpty();
+    }
+
     /** True when a peer at {@code address} is configured to run hadroNIO across hosts. */
     public boolean isRemoteAccelerated(java.net.InetAddress address) {
         for (Cidr c : remoteNetworks) {

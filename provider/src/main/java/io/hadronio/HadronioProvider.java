@@ -162,7 +162,7 @@ public class HadronioProvider extends SelectorProvider {
         if (runtime == null || family == StandardProtocolFamily.UNIX) {
             return platform.openSocketChannel(family);
         }
-        return new HadronioSocketChannel(this, runtime);
+        return new HadronioSocketChannel(this, runtime, family);
     }
 
     @Override
@@ -171,7 +171,7 @@ public class HadronioProvider extends SelectorProvider {
         if (runtime == null || family == StandardProtocolFamily.UNIX) {
             return platform.openServerSocketChannel(family);
         }
-        return new HadronioServerSocketChannel(this, runtime);
+        return new HadronioServerSocketChannel(this, runtime, family);
     }
 
     @Override

@@ -136,7 +136,7 @@ class AsyncCloseTest extends ItSupport {
     void shouldEndABlockedAcceptWithAsynchronousCloseExceptionWhenAnotherThreadCloses() throws Exception {
         ServerSocketChannel server = ServerSocketChannel.open().bind(loopback(0));
         Task<SocketChannel> acceptor = start("acceptor", server::accept);
-        awaitParkedIn(acceptor.thread(), "accept");
+        awaitInBlockedAccept(acceptor.thread());
         server.close();
         assertEquals(AsynchronousCloseException.class, classOf(acceptor.failure()));
         assertFalse(server.isOpen());
@@ -150,7 +150,7 @@ class AsyncCloseTest extends ItSupport {
             ServerSocketChannel server = ServerSocketChannel.open().bind(loopback(0));
             AtomicBoolean interrupted = new AtomicBoolean();
             Task<SocketChannel> acceptor = startRecordingInterrupt(interrupted, server::accept);
-            awaitParkedIn(acceptor.thread(), "accept");
+            awaitInBlockedAccept(acceptor.thread());
             acceptor.thread().interrupt();
             assertEquals(ClosedByInterruptException.class, classOf(acceptor.failure()), "round " + i);
             assertFalse(server.isOpen(), "round " + i);
@@ -167,7 +167,7 @@ class AsyncCloseTest extends ItSupport {
             io.hadronio.connection.LocalRendezvous liar = new io.hadronio.connection.LocalRendezvous(
                     io.hadronio.connection.Secret.load(java.nio.file.Path.of(System.getProperty("user.home"),
                             ".hadronio", "secret")), 10_000);
-            liar.listen(LOOPBACK, silent.getLocalPort());
+            liar.listen(LOOPBACK, silent.getLocalPort(), () -> { });
             SocketChannel ch = SocketChannel.open();
             AtomicBoolean interrupted = new AtomicBoolean();
             Task<Boolean> connector = startRecordingInterrupt(interrupted,
@@ -178,8 +178,14 @@ class AsyncCloseTest extends ItSupport {
             assertEquals(ClosedByInterruptException.class, classOf(connector.failure()));
             assertFalse(ch.isOpen(), "the interrupt closed the channel");
             assertTrue(interrupted.get());
-            liar.unlisten(LOOPBACK, silent.getLocalPort());
+            liar.unlisten(LOOPBACK, silent.getLocalPort(), null);
         }
+    }
+
+    /** A blocked accept sleeps in poll(2) (on the listener and its wake-up fd): RUNNABLE, in native code. */
+    private static void awaitInBlockedAccept(Thread thread) throws InterruptedException {
+        awaitBlockedIn(thread, e -> e.getClassName().endsWith("HadronioServerSocketChannel")
+                && e.getMethodName().equals("awaitAcceptable"));
     }
 
     private static Class<?> classOf(Throwable t) {
@@ -187,21 +193,5 @@ class AsyncCloseTest extends ItSupport {
             throw new AssertionError("the blocked call returned normally");
         }
         return t.getClass();
-    }
-
-    /** Waits until the thread is parked (waiting) inside a method of this name. */
-    private static void awaitParkedIn(Thread thread, String method) throws InterruptedException {
-        while (true) {
-            Thread.State state = thread.getState();
-            StackTraceElement[] stack = thread.getStackTrace();
-            if ((state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING)
-                    && Arrays.stream(stack).anyMatch(e -> e.getMethodName().equals(method))) {
-                return;
-            }
-            if (!thread.isAlive()) {
-                throw new AssertionError(thread.getName() + " ended before blocking");
-            }
-            Thread.sleep(5);
-        }
     }
 }

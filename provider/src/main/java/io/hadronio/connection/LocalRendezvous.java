@@ -70,6 +70,8 @@ public final class LocalRendezvous {
 
     private final Secret secret;
     private final long expiryNanos;
+    // see the constructor
+    private final int ownUid;
     // client (address or wildcard, port) -> deadline of the registration
     private final Map<Registration, Long> expected = new ConcurrentHashMap<>();
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
@@ -89,6 +91,8 @@ public final class LocalRendezvous {
         final UnixSeqpacket socket;
         // addresses of the TCP listeners on this port (the wildcard counts for all)
         final List<InetAddress> bound = new ArrayList<>();
+        // told of every registration, so that someone accepts the connection that follows
+        final List<Runnable> onRegistered = new ArrayList<>();
 
         Listener(UnixSeqpacket socket) {
             this.socket = socket;
@@ -99,7 +103,17 @@ public final class LocalRendezvous {
     }
 
     public LocalRendezvous(Secret secret, int handshakeMillis) throws IOException {
+        this(secret, handshakeMillis, -1);
+    }
+
+    /**
+     * @param ownUid with the per-user key, this process's user id: a rendezvous socket held
+     *               by another user is not asked at all; -1 when the key may be shared
+     *               across users ({@code hadronio.secret.file} set)
+     */
+    public LocalRendezvous(Secret secret, int handshakeMillis, int ownUid) throws IOException {
         this.secret = secret;
+        this.ownUid = ownUid;
         this.expiryNanos = TimeUnit.MILLISECONDS.toNanos(handshakeMillis);
         this.wake = new EventFd();
         this.thread = new Thread(this::run, "hadronio-rendezvous");
@@ -118,7 +132,7 @@ public final class LocalRendezvous {
      * registrations for it from now on (the abstract socket is bound before this returns,
      * so a client that connects right after the server's bind finds it).
      */
-    public void listen(InetAddress address, int port) {
+    public void listen(InetAddress address, int port, Runnable onRegistered) {
         synchronized (listeners) {
             Listener l = listeners.get(port);
             if (l == null) {
@@ -139,15 +153,20 @@ public final class LocalRendezvous {
                 listeners.put(port, l);
             }
             l.bound.add(address);
+            l.onRegistered.add(onRegistered);
         }
         wake.signal();
     }
 
     /** The listener bound to {@code address}:{@code port} closed. */
-    public void unlisten(InetAddress address, int port) {
+    public void unlisten(InetAddress address, int port, Runnable onRegistered) {
         synchronized (listeners) {
             Listener l = listeners.get(port);
-            if (l == null || !l.bound.remove(address) || !l.bound.isEmpty()) {
+            if (l == null || !l.bound.remove(address)) {
+                return;
+            }
+            l.onRegistered.remove(onRegistered);
+            if (!l.bound.isEmpty()) {
                 return;
             }
             listeners.remove(port);
@@ -172,6 +191,19 @@ public final class LocalRendezvous {
             deadline = expected.remove(new Registration(null, remote.getPort(), localPort));
         }
         return deadline != null && now - deadline < 0;
+    }
+
+    /** True while a registration for connections to {@code port} is unclaimed. */
+    public boolean expects(int port) {
+        if (expected.isEmpty()) {
+            return false;
+        }
+        for (Registration r : expected.keySet()) {
+            if (r.destinationPort() == port) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void execute(Runnable task) {
@@ -264,16 +296,17 @@ public final class LocalRendezvous {
                 return;
             }
             InetAddress destination = destinationOf(m);
-            boolean served;
+            List<Runnable> tell;
             synchronized (listeners) {
                 Listener l = listeners.get(r.destinationPort);
-                served = l != null && servesAddress(l, destination);
+                tell = l != null && servesAddress(l.bound, destination) ? List.copyOf(l.onRegistered) : null;
             }
-            if (!served) {
+            if (tell == null) {
                 s.socket.send(header(NOT_HERE, 0).array());
                 return;
             }
             expected.put(r, System.nanoTime() + expiryNanos);
+            tell.forEach(Runnable::run);
             byte[] mac = secret.mac(REGISTERED_LABEL, s.nonce, m);
             s.socket.send(header(REGISTERED, mac.length).put(mac).array());
         } catch (IOException | RuntimeException e) {
@@ -285,9 +318,19 @@ public final class LocalRendezvous {
         }
     }
 
-    private static boolean servesAddress(Listener l, InetAddress destination) {
-        for (InetAddress a : l.bound) {
-            if (a.isAnyLocalAddress() || normalize(a).equals(destination)) {
+    /**
+     * True when a TCP connection to {@code destination} reaches one of the listener's
+     * sockets. The IPv4 wildcard reaches IPv4 destinations only (an IPv4-only JVM, or a
+     * socket bound to 0.0.0.0): a plain server on [::1] of the same port is not ours. The
+     * IPv6 wildcard of a dual-stack socket reaches both.
+     */
+    static boolean servesAddress(List<InetAddress> bound, InetAddress destination) {
+        for (InetAddress a : bound) {
+            if (a.isAnyLocalAddress()) {
+                if (a instanceof Inet6Address || destination instanceof Inet4Address) {
+                    return true;
+                }
+            } else if (normalize(a).equals(destination)) {
                 return true;
             }
         }
@@ -363,7 +406,7 @@ public final class LocalRendezvous {
     private static InetAddress destinationOf(byte[] register) throws UnknownHostException {
         ByteBuffer b = ByteBuffer.wrap(register);
         b.position(HEADER + 2);
-        return InetAddress.getByAddress(address(b));
+        return normalize(InetAddress.getByAddress(address(b)));
     }
 
     /** A length-prefixed address: 0, 4 or 16 bytes; null for any other length. */
@@ -409,7 +452,7 @@ public final class LocalRendezvous {
      *         itself in time), use plain TCP
      */
     public boolean register(InetSocketAddress destination, java.util.concurrent.Callable<InetSocketAddress> bind,
-                            long deadline) {
+                            long deadline) throws IOException {
         UnixSeqpacket s;
         try {
             s = UnixSeqpacket.connect(name(destination.getPort()));
@@ -419,7 +462,13 @@ public final class LocalRendezvous {
         if (s == null) {
             return false;
         }
+        boolean registered = false;
         try (s) {
+            if (ownUid >= 0 && s.peerUid() != ownUid) {
+                // another user's process: with the per-user key it cannot be one of ours, and
+                // we neither talk to it nor wait for it
+                return false;
+            }
             byte[] challenge = receive(s, deadline);
             if (challenge == null || challenge.length != HEADER + HandshakeMessages.NONCE_LENGTH
                     || !isHeader(challenge, CHALLENGE)) {
@@ -433,13 +482,32 @@ public final class LocalRendezvous {
             if (!s.send(register)) {
                 return false;
             }
-            byte[] answer = receive(s, deadline);
-            if (answer == null || answer.length != HEADER + HandshakeMessages.MAC_LENGTH
-                    || !isHeader(answer, REGISTERED)) {
+            // from here on the server may have registered our port: it will expect our
+            // handshake from it, so a silence is no reason to go plain (that would leave the
+            // server waiting for a hello): wait as long as a handshake may take
+            registered = true;
+            byte[] answer = receive(s, System.nanoTime() + expiryNanos);
+            if (answer == null && s.status() == UnixSeqpacket.EOF) {
+                // refused: a server closes without an answer only when it did not register us
+                return false;
+            }
+            if (answer == null) {
+                throw new java.net.SocketTimeoutException("hadroNIO: the local server on port "
+                        + destination.getPort() + " did not answer our registration within "
+                        + expiryNanos / 1_000_000 + " ms");
+            }
+            if (answer.length != HEADER + HandshakeMessages.MAC_LENGTH || !isHeader(answer, REGISTERED)) {
                 return false;
             }
             byte[] mac = java.util.Arrays.copyOfRange(answer, HEADER, answer.length);
             return Secret.matches(secret.mac(REGISTERED_LABEL, nonce, register), mac);
+        } catch (IOException e) {
+            if (registered) {
+                throw e;
+            }
+            LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous with port " + destination.getPort()
+                    + " failed: " + e);
+            return false;
         } catch (Exception e) {
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous with port " + destination.getPort()
                     + " failed: " + e);

@@ -43,7 +43,21 @@ public final class Peers {
     public Peers(HadronioConfig config, Secret secret) throws IOException {
         this.config = config;
         this.secret = secret;
-        this.rendezvous = new LocalRendezvous(secret, config.handshakeMillis());
+        this.rendezvous = new LocalRendezvous(secret, config.handshakeMillis(),
+                System.getProperty("hadronio.secret.file") == null ? ownUid() : -1);
+        // first use of the MAC and the random source costs a cold JVM hundreds of ms (provider
+        // lookup, seeding): pay it now, not inside the first connection's rendezvous
+        secret.mac(HandshakeMessages.nonce());
+    }
+
+    /** This process's user id ({@code /proc/self} belongs to it), or -1 when unknown. */
+    private static int ownUid() {
+        try {
+            Object uid = java.nio.file.Files.getAttribute(java.nio.file.Path.of("/proc/self"), "unix:uid");
+            return uid instanceof Integer i ? i : -1;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return -1;
+        }
     }
 
     public Secret secret() {
@@ -87,8 +101,11 @@ public final class Peers {
      *
      * @param bind binds the connecting socket if it is not bound yet and returns its
      *             local address; called only when an accelerated listener answers
+     * @throws IOException when a local server took our registration but never confirmed it
+     *                     (neither plain nor accelerated is safe then)
      */
-    public boolean accelerateTo(InetSocketAddress destination, Callable<InetSocketAddress> bind, long deadline) {
+    public boolean accelerateTo(InetSocketAddress destination, Callable<InetSocketAddress> bind, long deadline)
+            throws IOException {
         InetAddress a = destination.getAddress();
         if (isLocal(a)) {
             return rendezvous.register(destination, bind, deadline);

@@ -1,42 +1,57 @@
 package io.hadronio.nio;
 
+import io.hadronio.connection.Peers;
+import io.hadronio.platform.EventFd;
+import io.hadronio.platform.PlatformChannels;
+import io.hadronio.platform.PollSet;
 import io.hadronio.transport.AcceptQueue;
 import io.hadronio.transport.Connection;
 import io.hadronio.transport.ControlLoop;
 import io.hadronio.transport.UcxRuntime;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.NotYetBoundException;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A {@link ServerSocketChannel} whose accepted channels carry their bytes over UCX.
+ * A {@link ServerSocketChannel} whose accepted channels carry their bytes over UCX when
+ * the client runs hadroNIO, and over plain TCP when it does not.
  *
  * <p>{@code bind} opens a real kernel listener (JDK provider), so ports, port 0, the
- * wildcard, backlog and {@code getLocalAddress} behave as with the JDK. The control
- * loop accepts on it and runs each handshake; connections that completed one wait in
- * a queue bounded by the backlog, from which {@link #accept()} takes them. A client that
- * never completes its handshake holds up nobody.
+ * wildcard, backlog and {@code getLocalAddress} behave as with the JDK, and makes the
+ * port known to local hadroNIO clients ({@link io.hadronio.connection.LocalRendezvous}).
+ * {@link #accept()} accepts on the kernel listener itself, in the caller's thread, and
+ * asks {@link Peers} who the client is: a plain client's channel is returned at once; a
+ * client that registered (or comes from a network configured as accelerated) goes to the
+ * control thread for its handshake, and its channel waits in {@link #handshaken} until
+ * the handshake ends. A client that never completes its handshake holds up nobody.
+ *
+ * <p>A blocking accept sleeps in {@code poll(2)} on the listener's fd and on
+ * {@link #wakeFd}, which a finished handshake, {@code close} and an interrupt (through
+ * close) signal. A selector polls the listener's fd ({@link #pollFd()}) and asks
+ * {@link #readyOps} about {@link #handshaken}.
  */
 public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue, UcxSelectable {
     private static final int DEFAULT_BACKLOG = 50;
 
-    /** A connection waiting for accept(): accelerated (connection and control set) or plain (prefix or null). */
-    private record Accepted(SocketChannel tcp, Connection connection, ControlLoop.Control control,
-                            java.nio.ByteBuffer prefix) {
+    /** A connection whose handshake ended: accelerated (connection and control set) or plain (prefix or null). */
+    private record Handshaken(SocketChannel tcp, Connection connection, ControlLoop.Control control,
+                              ByteBuffer prefix) {
         void close() {
             if (control != null) {
                 control.close();
@@ -50,21 +65,25 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         }
     }
 
-    // put into the queue by close() to wake a blocked accept at once
-    private static final Accepted CLOSED = new Accepted(null, null, null, null);
-    // where the local rendezvous listens for this channel's clients (null until bound)
-    private volatile java.net.InetSocketAddress rendezvousAddress;
-
     private final UcxRuntime runtime;
-    // the kernel listener
+    // the kernel listener, non-blocking once bound
     private final ServerSocketChannel tcp;
     private final ReentrantLock acceptLock = new ReentrantLock();
     private final Object stateLock = new Object();
-    private final LinkedBlockingQueue<Accepted> ready = new LinkedBlockingQueue<>();
-    // connections the queue may hold; set by bind
-    private volatile int backlog = DEFAULT_BACKLOG;
+    // connections whose handshake the control thread finished
+    private final ConcurrentLinkedQueue<Handshaken> handshaken = new ConcurrentLinkedQueue<>();
     // need stateLock to change
     private volatile boolean bound;
+    private volatile int listenerFd = -1;
+    private volatile int port;
+    // signalled by a finished handshake and by close; made at bind
+    private EventFd wakeFd;
+    // a blocking accept's poll set (listener fd, wakeFd); under acceptLock
+    private PollSet pollSet;
+    // pollSet and wakeFd are closed (under acceptLock)
+    private boolean waitResourcesReleased;
+    // where the local rendezvous listens for this channel's clients (null: it does not)
+    private volatile InetSocketAddress rendezvousAddress;
     // SO_TIMEOUT of the adaptor's accept, in ms
     volatile int acceptTimeoutMillis;
     private ServerSocketAdaptor socket;
@@ -75,20 +94,41 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         this.tcp = runtime.platform().openServerSocketChannel();
     }
 
+    /** A channel of one protocol family ({@code ServerSocketChannel.open(family)}): IPv4 only, say. */
+    public HadronioServerSocketChannel(SelectorProvider provider, UcxRuntime runtime, java.net.ProtocolFamily family)
+            throws IOException {
+        super(provider);
+        this.runtime = runtime;
+        this.tcp = runtime.platform().openServerSocketChannel(family);
+    }
+
     @Override
     public ServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
         synchronized (stateLock) {
             if (!isOpen()) {
                 throw new ClosedChannelException();
             }
-            tcp.bind(local, backlog);
-            this.backlog = backlog < 1 ? DEFAULT_BACKLOG : backlog;
+            tcp.bind(local, backlog < 1 ? DEFAULT_BACKLOG : backlog);
             tcp.configureBlocking(false);
+            wakeFd = new EventFd();
+            pollSet = new PollSet(2);
+            listenerFd = PlatformChannels.fd(tcp);
+            port = ((InetSocketAddress) tcp.getLocalAddress()).getPort();
             bound = true;
-            runtime.control().listen(tcp, this);
             offerRendezvous();
+            if (runtime.config().hasRemoteNetworks()) {
+                // clients from other hosts may speak first at any time
+                runtime.control().acceptFor(tcp, this, port, true);
+            }
         }
         return this;
+    }
+
+    // a registration at the rendezvous: a handshake will follow, whether accept() is called or not
+    private final Runnable onRegistered = this::acceptForRegisteredClient;
+
+    private void acceptForRegisteredClient() {
+        runtime.control().acceptFor(tcp, this, port, false);
     }
 
     /**
@@ -102,47 +142,93 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         if (Boolean.TRUE.equals(reusePort)) {
             return;
         }
-        java.net.InetSocketAddress local = (java.net.InetSocketAddress) tcp.getLocalAddress();
+        InetSocketAddress local = (InetSocketAddress) tcp.getLocalAddress();
         rendezvousAddress = local;
-        runtime.peers().rendezvous().listen(local.getAddress(), local.getPort());
-    }
-
-    @Override
-    public boolean hasRoom() {
-        return ready.size() < backlog && isOpen();
+        runtime.peers().rendezvous().listen(local.getAddress(), local.getPort(), onRegistered);
     }
 
     @Override
     public void deliver(SocketChannel channel, Connection connection, ControlLoop.Control control) {
-        if (!isOpen()) {
-            control.close();
-            return;
-        }
-        ready.add(new Accepted(channel, connection, control, null));
-        // a selector waiting for OP_ACCEPT sleeps on the workers' event fds
-        runtime.wakeAll();
+        enqueue(new Handshaken(channel, connection, control, null));
     }
 
     @Override
-    public void deliverPlain(SocketChannel channel, java.nio.ByteBuffer taken) {
-        Accepted a = new Accepted(channel, null, null, taken);
+    public void deliverPlain(SocketChannel channel, ByteBuffer taken) {
+        enqueue(new Handshaken(channel, null, null, taken));
+    }
+
+    private void enqueue(Handshaken h) {
         if (!isOpen()) {
-            a.close();
+            h.close();
             return;
         }
-        ready.add(a);
+        handshaken.add(h);
+        if (!isOpen() && handshaken.remove(h)) {
+            // closed meanwhile, after close() emptied the queue
+            h.close();
+            return;
+        }
+        wakeFd.signal();
+        // a selector waiting for OP_ACCEPT may sleep on the workers' event fds
         runtime.wakeAll();
     }
 
     @Override
     public int readyOps(int interestOps) {
-        if ((interestOps & java.nio.channels.SelectionKey.OP_ACCEPT) != 0) {
-            Accepted head = ready.peek();
-            if (head != null && head != CLOSED) {
-                return java.nio.channels.SelectionKey.OP_ACCEPT;
-            }
+        if ((interestOps & SelectionKey.OP_ACCEPT) != 0 && !handshaken.isEmpty()) {
+            return SelectionKey.OP_ACCEPT;
         }
         return 0;
+    }
+
+    @Override
+    public int pollFd() {
+        return listenerFd;
+    }
+
+    /**
+     * The listener's fd is readable: a connection waits in the kernel. Whether accept()
+     * will return it depends on who the client is, so take it now (the selecting thread
+     * does): a plain one waits for accept() in {@link #handshaken}, one that registered
+     * goes to its handshake. OP_ACCEPT is thus ready exactly when accept() returns a channel.
+     */
+    @Override
+    public int readyOpsAfterPoll(int interestOps, int revents) {
+        if ((interestOps & SelectionKey.OP_ACCEPT) != 0 && isOpen()) {
+            try {
+                SocketChannel child;
+                while ((child = tcp.accept()) != null) {
+                    SocketChannel plain = classify(child);
+                    if (plain != null) {
+                        handshaken.add(new Handshaken(plain, null, null, null));
+                    }
+                }
+            } catch (IOException e) {
+                // closed meanwhile, or the client gone: nothing to accept
+            }
+        }
+        return readyOps(interestOps);
+    }
+
+    /** The child itself when its client is plain; null when it went to its handshake (or is gone). */
+    private SocketChannel classify(SocketChannel child) {
+        try {
+            InetSocketAddress remote = (InetSocketAddress) child.getRemoteAddress();
+            Peers.Inbound inbound = runtime.peers().inbound(remote, port);
+            if (inbound == Peers.Inbound.PLAIN) {
+                return child;
+            }
+            child.configureBlocking(false);
+            runtime.control().handshake(child, inbound, this);
+        } catch (IOException e) {
+            // the client is gone already
+            try {
+                child.close();
+            } catch (IOException ignored) {
+                // nothing to do
+            }
+        }
+        return null;
     }
 
     @Override
@@ -161,50 +247,101 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 throw new NotYetBoundException();
             }
             boolean blocking = isBlocking();
-            Accepted a = null;
+            SocketChannel accepted = null;
             try {
                 if (blocking) {
                     begin();
-                    a = timeoutMillis > 0 ? ready.poll(timeoutMillis, TimeUnit.MILLISECONDS) : ready.take();
-                    if (a == null) {
+                }
+                long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
+                while ((accepted = tryAccept()) == null && blocking && isOpen()) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
                         throw new SocketTimeoutException("Accept timed out");
                     }
-                } else {
-                    a = ready.poll();
+                    awaitAcceptable(deadline == Long.MAX_VALUE ? -1 : (int) Math.max(1, left / 1_000_000));
+                    if (Thread.currentThread().isInterrupted()) {
+                        break;
+                    }
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             } finally {
                 if (blocking) {
-                    end(a != null && a != CLOSED);
+                    end(accepted != null);
                 }
             }
-            if (a == null || a == CLOSED) {
+            if (accepted == null) {
                 if (blocking && Thread.currentThread().isInterrupted()) {
-                    // Thread.interrupt() sets the status and unparks us before it runs the
-                    // channel's interruptor; if our end() got in first, the interruptor never
-                    // runs (we are no longer blocked on the channel). Do its work: close the
-                    // channel and report the interrupt, as the NIO contract says.
+                    // Thread.interrupt() sets the status before it runs the channel's
+                    // interruptor; if our end() got in first, the interruptor never runs (we
+                    // are no longer blocked on the channel). Do its work: close the channel
+                    // and report the interrupt, as the NIO contract says.
                     close();
                     throw new ClosedByInterruptException();
                 }
                 if (!isOpen()) {
-                    throw new ClosedChannelException();
-                }
-                return null;
-            }
-            runtime.control().resumeAccepting(tcp);
-            if (a.control == null) {
-                try {
-                    return new HadronioSocketChannel(provider(), runtime, a.tcp, a.prefix);
-                } catch (IOException e) {
-                    a.close();
-                    throw e;
+                    throw blocking ? new AsynchronousCloseException() : new ClosedChannelException();
                 }
             }
-            return new HadronioSocketChannel(provider(), runtime, a.tcp, a.connection, a.control);
+            return accepted;
         } finally {
             acceptLock.unlock();
+            // a close that could not take the lock (we held it) left the release to us; it
+            // marked the channel closed before it tried
+            if (!isOpen() && acceptLock.tryLock()) {
+                try {
+                    releaseWaitResources();
+                } finally {
+                    acceptLock.unlock();
+                }
+            }
+        }
+    }
+
+    /**
+     * One connection if there is one: a finished handshake first, else the kernel
+     * listener's next connection, which is returned at once when its client is plain and
+     * handed to the control thread for its handshake otherwise.
+     */
+    private SocketChannel tryAccept() throws IOException {
+        while (true) {
+            Handshaken h = handshaken.poll();
+            if (h != null) {
+                return wrap(h);
+            }
+            SocketChannel child = tcp.accept();
+            if (child == null) {
+                return null;
+            }
+            SocketChannel plain = classify(child);
+            if (plain != null) {
+                return new HadronioSocketChannel(provider(), runtime, plain, null);
+            }
+        }
+    }
+
+    private SocketChannel wrap(Handshaken h) throws IOException {
+        if (h.control == null) {
+            try {
+                return new HadronioSocketChannel(provider(), runtime, h.tcp, h.prefix);
+            } catch (IOException e) {
+                h.close();
+                throw e;
+            }
+        }
+        return new HadronioSocketChannel(provider(), runtime, h.tcp, h.connection, h.control);
+    }
+
+    /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */
+    private void awaitAcceptable(int timeoutMillis) throws IOException {
+        PollSet p = pollSet;
+        p.clear();
+        p.add(listenerFd, PollSet.POLLIN);
+        p.add(wakeFd.fd(), PollSet.POLLIN);
+        if (!handshaken.isEmpty() || !isOpen()) {
+            return;
+        }
+        p.poll(timeoutMillis);
+        if (p.revents(1) != 0) {
+            wakeFd.drain();
         }
     }
 
@@ -256,42 +393,58 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
 
     @Override
     protected void implConfigureBlocking(boolean block) {
-        // accept() waits on the queue; the kernel listener stays non-blocking
+        // accept() waits in poll(2) itself; the kernel listener stays non-blocking
     }
 
     @Override
     protected void implCloseSelectableChannel() throws IOException {
-        ready.add(CLOSED);
-        java.net.InetSocketAddress r = rendezvousAddress;
+        InetSocketAddress r = rendezvousAddress;
         if (r != null) {
-            runtime.peers().rendezvous().unlisten(r.getAddress(), r.getPort());
+            runtime.peers().rendezvous().unlisten(r.getAddress(), r.getPort(), onRegistered);
         }
-        if (bound) {
-            CountDownLatch closed = new CountDownLatch(1);
-            runtime.control().unlisten(tcp, () -> {
+        synchronized (stateLock) {
+            if (bound) {
+                // wake a blocked accept; it sees the channel closed
+                wakeFd.signal();
+                // the control thread may be accepting for us: only once it let go of the
+                // listener does closing it close the kernel socket (no connection may reach
+                // a closed server's port)
+                java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+                runtime.control().abandon(tcp, this, released::countDown);
+                tcp.close();
                 try {
-                    tcp.close();
-                } catch (IOException e) {
-                    // nothing to do
-                } finally {
-                    closed.countDown();
+                    released.await(2, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
-            });
+            } else {
+                tcp.close();
+            }
+        }
+        Handshaken h;
+        while ((h = handshaken.poll()) != null) {
+            h.close();
+        }
+        // a blocked accept may still poll them: it releases them as it leaves (this thread
+        // must not wait for it: an interrupt closes the channel in the interrupting thread,
+        // under a lock the accepting thread needs on its way out)
+        if (acceptLock.tryLock()) {
             try {
-                closed.await(2, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        } else {
-            tcp.close();
-        }
-        Accepted a;
-        while ((a = ready.poll()) != null) {
-            if (a != CLOSED) {
-                a.close();
+                releaseWaitResources();
+            } finally {
+                acceptLock.unlock();
             }
         }
-        ready.add(CLOSED);
+    }
+
+    /** Closes the poll set and the wake-up fd of a closed channel, once; under acceptLock. */
+    private void releaseWaitResources() {
+        assert acceptLock.isHeldByCurrentThread();
+        if (bound && !waitResourcesReleased) {
+            waitResourcesReleased = true;
+            pollSet.close();
+            wakeFd.close();
+        }
     }
 
     @Override

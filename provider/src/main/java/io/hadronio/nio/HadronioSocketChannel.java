@@ -100,6 +100,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.tcp = runtime.platform().openSocketChannel();
     }
 
+    /** An unconnected channel of one protocol family ({@code SocketChannel.open(family)}). */
+    public HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, java.net.ProtocolFamily family)
+            throws IOException {
+        super(provider);
+        this.runtime = runtime;
+        this.tcp = runtime.platform().openSocketChannel(family);
+    }
+
     /** An accepted accelerated channel, connected. */
     HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, SocketChannel tcp, Connection connection,
                           ControlLoop.Control control) {
@@ -230,7 +238,13 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             boolean blocking = isBlocking();
             long rendezvousDeadline = System.nanoTime()
                     + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
-            boolean accelerate = runtime.peers().accelerateTo(isa, this::boundForRendezvous, rendezvousDeadline);
+            boolean accelerate;
+            try {
+                accelerate = runtime.peers().accelerateTo(isa, this::boundForRendezvous, rendezvousDeadline);
+            } catch (IOException e) {
+                close();
+                throw e;
+            }
             if (!accelerate) {
                 usePlainTcp();
                 return connectPlain(isa, timeoutMillis);

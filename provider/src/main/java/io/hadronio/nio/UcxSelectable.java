@@ -1,5 +1,8 @@
 package io.hadronio.nio;
 
+import io.hadronio.platform.PollSet;
+import java.nio.channels.SelectionKey;
+
 /** A hadroNIO channel as its selector sees it: readiness computed from UCX and control state. */
 interface UcxSelectable {
     /**
@@ -16,5 +19,24 @@ interface UcxSelectable {
      */
     default int pollFd() {
         return -1;
+    }
+
+    /**
+     * The operations of {@code interestOps} that are ready after {@code poll(2)} reported
+     * {@code revents} for {@link #pollFd()}. The default reads them off the events, as
+     * for any socket; a channel whose fd only says "look" does its own looking.
+     */
+    default int readyOpsAfterPoll(int interestOps, int revents) {
+        int ops = 0;
+        if ((revents & (PollSet.POLLERR | PollSet.POLLHUP | PollSet.POLLNVAL)) != 0) {
+            ops = interestOps;
+        }
+        if ((revents & PollSet.POLLIN) != 0) {
+            ops |= interestOps & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT);
+        }
+        if ((revents & PollSet.POLLOUT) != 0) {
+            ops |= interestOps & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
+        }
+        return ops;
     }
 }

@@ -73,6 +73,9 @@ public final class UnixSeqpacket implements AutoCloseable {
     /** {@snippet lang=c : int getsockopt(int fd, int level, int name, void *val, socklen_t *len); } */
     private static final MethodHandle MH$getsockopt = handle("getsockopt",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+    /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
+    private static final MethodHandle MH$poll = handle("poll",
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     /** {@snippet lang=c : int close(int fd); } */
     private static final MethodHandle MH$close = handle("close",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT));
@@ -85,19 +88,24 @@ public final class UnixSeqpacket implements AutoCloseable {
     public static final int WOULD_BLOCK = -2;
     public static final int EOF = -1;
 
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment errno = arena.allocate(Linker.Option.captureStateLayout());
-    private final MemorySegment scratch = arena.allocate(16, 8);
+    // confined unless another thread will use the socket: closing a shared arena stops every
+    // thread for a moment, which a client that connects per connection cannot afford
+    private final Arena arena;
+    private final MemorySegment errno;
+    private final MemorySegment scratch;
     private MemorySegment buffer = MemorySegment.NULL;
     private int fd;
     // the last receive did not fit its buffer: the rest of that message is lost
     private boolean truncated;
 
-    private UnixSeqpacket(int fd) {
+    private UnixSeqpacket(int fd, boolean shared) {
         this.fd = fd;
+        this.arena = shared ? Arena.ofShared() : Arena.ofConfined();
+        this.errno = arena.allocate(Linker.Option.captureStateLayout());
+        this.scratch = arena.allocate(16, 8);
     }
 
-    private static UnixSeqpacket open() throws IOException {
+    private static UnixSeqpacket open(boolean shared) throws IOException {
         Arena tmp = Arena.ofConfined();
         try (tmp) {
             MemorySegment err = tmp.allocate(Linker.Option.captureStateLayout());
@@ -105,7 +113,7 @@ public final class UnixSeqpacket implements AutoCloseable {
             if (f < 0) {
                 throw new IOException("socket(AF_UNIX, SOCK_SEQPACKET): errno " + err.get(JAVA_INT, ERRNO_OFFSET));
             }
-            return new UnixSeqpacket(f);
+            return new UnixSeqpacket(f, shared);
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {
@@ -114,12 +122,13 @@ public final class UnixSeqpacket implements AutoCloseable {
     }
 
     /**
-     * Binds and listens on an abstract name.
+     * Binds and listens on an abstract name. The socket may be used by another thread than
+     * the one that made it (one at a time); the sockets it accepts belong to the accepting thread.
      *
      * @return the listening socket, or null when another socket holds the name
      */
     public static UnixSeqpacket listen(String name, int backlog) throws IOException {
-        UnixSeqpacket s = open();
+        UnixSeqpacket s = open(true);
         try {
             MemorySegment addr = s.abstractAddress(name);
             int r = (int) MH$bind.invokeExact(s.errno, s.fd, addr.address(), (int) addr.byteSize());
@@ -148,12 +157,13 @@ public final class UnixSeqpacket implements AutoCloseable {
 
     /**
      * Connects to an abstract name. Connecting to a local listener completes at once or
-     * fails at once (nobody listens, or its backlog is full): never waits.
+     * fails at once (nobody listens, or its backlog is full): never waits. The socket
+     * belongs to the calling thread.
      *
      * @return the connected socket, or null when nobody accepts connections on that name
      */
     public static UnixSeqpacket connect(String name) throws IOException {
-        UnixSeqpacket s = open();
+        UnixSeqpacket s = open(false);
         try {
             MemorySegment addr = s.abstractAddress(name);
             int r = (int) MH$connect.invokeExact(s.errno, s.fd, addr.address(), (int) addr.byteSize());
@@ -204,7 +214,7 @@ public final class UnixSeqpacket implements AutoCloseable {
                 }
                 throw new IOException("accept4: errno " + e);
             }
-            return new UnixSeqpacket(c);
+            return new UnixSeqpacket(c, false);
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {
@@ -216,9 +226,9 @@ public final class UnixSeqpacket implements AutoCloseable {
     public int peerUid() throws IOException {
         try {
             MemorySegment cred = arena.allocate(12, 4);
-            scratch.set(JAVA_INT, 0, 12);
+            scratch.set(JAVA_INT, 8, 12);
             int r = (int) MH$getsockopt.invokeExact(errno, fd, SOL_SOCKET, SO_PEERCRED, cred.address(),
-                    scratch.address());
+                    scratch.address() + 8);
             if (r < 0) {
                 throw new IOException("getsockopt(SO_PEERCRED): errno " + lastErrno());
             }
@@ -308,17 +318,27 @@ public final class UnixSeqpacket implements AutoCloseable {
      * @return false when the deadline passed first
      */
     public boolean awaitReadable(long deadline) throws IOException {
-        try (PollSet poll = new PollSet(1)) {
-            while (true) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                poll.clear();
-                poll.add(fd, PollSet.POLLIN);
-                if (poll.poll((int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000))) > 0) {
-                    return true;
-                }
+        // struct pollfd { int fd; short events; short revents; } in this socket's scratch space
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            scratch.set(JAVA_INT, 0, fd);
+            scratch.set(JAVA_SHORT, 4, PollSet.POLLIN);
+            scratch.set(JAVA_SHORT, 6, (short) 0);
+            int n;
+            try {
+                n = (int) MH$poll.invokeExact(errno, scratch.address(), 1L,
+                        (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+            } catch (Throwable t) {
+                throw new AssertionError("poll", t);
+            }
+            if (n > 0) {
+                return true;
+            }
+            if (n < 0 && lastErrno() != EINTR) {
+                throw new IOException("poll: errno " + lastErrno());
             }
         }
     }

@@ -3,11 +3,8 @@ package io.hadronio.transport;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
-/** Where the control loop delivers accepted connections: a server channel. */
+/** Where the control loop delivers connections whose handshake ended: a server channel. */
 public interface AcceptQueue {
-    /** Room for more connections (the backlog is not exhausted). */
-    boolean hasRoom();
-
     /** An accelerated connection ready for {@code accept()}: its TCP control socket (non-blocking) and UCX half. */
     void deliver(SocketChannel tcp, Connection connection, ControlLoop.Control control);
 

@@ -164,7 +164,7 @@ public final class ControlLoop implements Runnable {
         if (!key.isValid()) {
             return;
         }
-        if (attachment instanceof Listener listener) {
+        if (attachment instanceof ListenerWatch listener) {
             listener.acceptAll(key);
         } else if (attachment instanceof Pending handshake) {
             handshake.onReadable(key);
@@ -218,103 +218,117 @@ public final class ControlLoop implements Runnable {
 
     // ---- listeners and server-side handshakes -------------------------------------------------
 
-    /** Starts accepting on a bound, non-blocking kernel listener on behalf of a server channel. */
-    public void listen(ServerSocketChannel tcp, AcceptQueue queue) {
+    /**
+     * Runs the server's side of the handshake of a connection that a server channel
+     * accepted from a client that registered ({@code EXPECT}) or comes from a network
+     * configured as accelerated ({@code DETECT}), and delivers it to {@code queue} when it
+     * ends, accelerated or plain. The socket must be non-blocking.
+     */
+    public void handshake(SocketChannel child, io.hadronio.connection.Peers.Inbound inbound, AcceptQueue queue) {
         execute(() -> {
+            ServerHandshake h = new ServerHandshake(queue, child, inbound);
             try {
-                int port = ((java.net.InetSocketAddress) tcp.getLocalAddress()).getPort();
-                tcp.register(selector, SelectionKey.OP_ACCEPT, new Listener(tcp, queue, port));
+                child.register(selector, SelectionKey.OP_READ, h);
+                handshakes.add(h);
             } catch (IOException e) {
-                // closed before we got to it
+                closeQuietly(child);
             }
         });
     }
 
-    /** Re-enables accepting after the server channel's queue drained below its backlog. */
-    public void resumeAccepting(ServerSocketChannel tcp) {
+    /**
+     * Accepts on a server channel's kernel listener for it while it may have clients that
+     * expect a handshake: after a registration at the rendezvous ({@code always} false:
+     * until no registration for the port is left unclaimed) or for good when clients from
+     * other hosts may speak first ({@code always} true). Their connect must complete
+     * whether or not the application calls accept(), as a kernel connect does. A plain
+     * client accepted here waits in the queue.
+     */
+    public void acceptFor(ServerSocketChannel tcp, AcceptQueue queue, int port, boolean always) {
         execute(() -> {
             SelectionKey key = tcp.keyFor(selector);
-            if (key != null && key.isValid()) {
-                key.interestOps(SelectionKey.OP_ACCEPT);
-            }
-        });
-    }
-
-    /** Stops watching a listener (its server channel closes it), refusing its handshakes in progress. */
-    public void unlisten(ServerSocketChannel tcp, Runnable then) {
-        execute(() -> {
-            SelectionKey key = tcp.keyFor(selector);
-            if (key != null) {
-                key.cancel();
-            }
-            for (Pending p : new ArrayList<>(handshakes)) {
-                if (p instanceof ServerHandshake h && h.listener.tcp == tcp) {
-                    h.refuse("server closed");
+            try {
+                if (key == null) {
+                    tcp.register(selector, SelectionKey.OP_ACCEPT, new ListenerWatch(tcp, queue, port, always));
+                } else if (key.isValid()) {
+                    key.interestOps(SelectionKey.OP_ACCEPT);
                 }
-            }
-            try {
-                selector.selectNow(); // flush the cancelled key so the socket really closes
             } catch (IOException e) {
-                // ignore
+                // closed meanwhile
             }
-            then.run();
         });
     }
 
-    private final class Listener {
+    /** A server channel's listener, accepted on by this thread while handshakes are expected. */
+    private final class ListenerWatch {
         final ServerSocketChannel tcp;
         final AcceptQueue queue;
         final int port;
+        final boolean always;
 
-        Listener(ServerSocketChannel tcp, AcceptQueue queue, int port) {
+        ListenerWatch(ServerSocketChannel tcp, AcceptQueue queue, int port, boolean always) {
             this.tcp = tcp;
             this.queue = queue;
             this.port = port;
+            this.always = always;
         }
 
         void acceptAll(SelectionKey key) {
             while (true) {
-                if (!queue.hasRoom()) {
-                    // backlog exhausted: leave further connections in the kernel's queue
-                    key.interestOps(0);
-                    return;
-                }
                 SocketChannel child;
                 try {
                     child = tcp.accept();
                 } catch (IOException e) {
                     LOG.debug("accept failed", e);
-                    return;
+                    break;
                 }
                 if (child == null) {
-                    return;
+                    break;
                 }
                 try {
-                    child.configureBlocking(false);
                     java.net.InetSocketAddress remote = (java.net.InetSocketAddress) child.getRemoteAddress();
                     io.hadronio.connection.Peers.Inbound inbound = runtime.peers().inbound(remote, port);
                     if (inbound == io.hadronio.connection.Peers.Inbound.PLAIN) {
-                        LOG.debug("hadroNIO: connection from {} is plain TCP", remote);
                         queue.deliverPlain(child, null);
                         continue;
                     }
-                    ServerHandshake h = new ServerHandshake(this, child, inbound);
+                    child.configureBlocking(false);
+                    ServerHandshake h = new ServerHandshake(queue, child, inbound);
                     child.register(selector, SelectionKey.OP_READ, h);
                     handshakes.add(h);
                 } catch (IOException e) {
                     closeQuietly(child);
                 }
             }
-        }
-
-        void pauseIfFull() {
-            if (!queue.hasRoom()) {
-                SelectionKey lk = tcp.keyFor(selector);
-                if (lk != null && lk.isValid()) {
-                    lk.interestOps(0);
-                }
+            if (!always && key.isValid() && !runtime.peers().rendezvous().expects(port)) {
+                key.interestOps(0);
             }
         }
+    }
+
+    /**
+     * A server channel closes: stop accepting for it and refuse its handshakes still in
+     * progress. Runs {@code then} once the kernel listener has left this thread's selector
+     * (only then does closing it really close it).
+     */
+    public void abandon(ServerSocketChannel tcp, AcceptQueue queue, Runnable then) {
+        execute(() -> {
+            SelectionKey key = tcp.keyFor(selector);
+            if (key != null) {
+                key.cancel();
+                try {
+                    selector.selectNow();
+                } catch (IOException e) {
+                    // ignore
+                }
+            }
+            for (Pending p : new ArrayList<>(handshakes)) {
+                if (p instanceof ServerHandshake h && h.queue == queue) {
+                    h.refuse("server closed");
+                }
+            }
+            then.run();
+        });
     }
 
     /** A handshake in progress: it ends by itself when its deadline passes. */
@@ -403,7 +417,7 @@ public final class ControlLoop implements Runnable {
      * application with the connection, as plain TCP.
      */
     private final class ServerHandshake implements Pending {
-        final Listener listener;
+        final AcceptQueue queue;
         final SocketChannel tcp;
         final io.hadronio.connection.Peers.Inbound inbound;
         final FrameReader reader = new FrameReader();
@@ -412,8 +426,8 @@ public final class ControlLoop implements Runnable {
         byte[] serverHello;
         Connection connection;
 
-        ServerHandshake(Listener listener, SocketChannel tcp, io.hadronio.connection.Peers.Inbound inbound) {
-            this.listener = listener;
+        ServerHandshake(AcceptQueue queue, SocketChannel tcp, io.hadronio.connection.Peers.Inbound inbound) {
+            this.queue = queue;
             this.tcp = tcp;
             this.inbound = inbound;
             long now = System.nanoTime();
@@ -517,8 +531,7 @@ public final class ControlLoop implements Runnable {
             key.attach(control);
             open.add(control);
             LOG.debug("hadroNIO: connection from {} accelerated over UCX {}", peer(tcp), connection.transports());
-            listener.queue.deliver(tcp, connection, control);
-            listener.pauseIfFull();
+            queue.deliver(tcp, connection, control);
         }
 
         /** Hands the connection to the application as plain TCP, with the bytes we took from it first. */
@@ -528,7 +541,7 @@ public final class ControlLoop implements Runnable {
             key.cancel();
             // the socket leaves our selector at its next selection; only then may the
             // application make it blocking
-            afterDeregistration.add(() -> listener.queue.deliverPlain(tcp, taken));
+            afterDeregistration.add(() -> queue.deliverPlain(tcp, taken));
             selector.wakeup();
         }
 
@@ -541,10 +554,6 @@ public final class ControlLoop implements Runnable {
                 connection = null;
             }
             closeQuietly(tcp);
-            SelectionKey lk = listener.tcp.keyFor(selector);
-            if (lk != null && lk.isValid() && listener.queue.hasRoom()) {
-                lk.interestOps(SelectionKey.OP_ACCEPT);
-            }
         }
 
         @Override
