@@ -40,8 +40,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * <li>{@code accept id CASE n seed}: accept the next connection on the listener, run the
  *     server role of CASE;
  * <li>{@code connect id port CASE n seed}: connect to 127.0.0.1:port, run the client role;
- * <li>{@code listen port}: close the listener and listen on this port instead
- *     (SO_REUSEADDR), prints {@code LISTENING port};
+ * <li>{@code listen port [address]}: close the listener and listen on this port (0: any)
+ *     of 127.0.0.1 or the address instead (SO_REUSEADDR; an IPv4 address gives an IPv4-only
+ *     socket, an IPv6 one an IPv6 socket), prints {@code LISTENING port};
  * <li>{@code exit}: exit the JVM.
  * </ul>
  * After a role the child prints {@code RESULT id transport OK} or
@@ -383,6 +384,11 @@ final class Contract {
                 conn.shutdownOutput();
             } catch (Throwable t) {
                 writeFailure.set(t);
+                try {
+                    conn.close(); // the reader would wait for an echo that cannot end
+                } catch (IOException e) {
+                    t.addSuppressed(e);
+                }
             }
         }, "contract-writer");
         writer.setDaemon(true);
@@ -392,6 +398,10 @@ final class Contract {
             back = readToEnd(conn, data.length, "echo");
         } catch (Throwable t) {
             conn.close(); // ends the writer too
+            writer.join();
+            if (writeFailure.get() != null) {
+                t.addSuppressed(writeFailure.get());
+            }
             throw t;
         }
         writer.join();
@@ -491,7 +501,8 @@ final class Contract {
                 }
                 case "listen" -> {
                     listener.close();
-                    listener = listen(Integer.parseInt(f[1]));
+                    listener = f.length > 2 ? listen(InetAddress.getByName(f[2]), Integer.parseInt(f[1]))
+                            : listen(Integer.parseInt(f[1]));
                     Peer.say("LISTENING " + ((InetSocketAddress) listener.getLocalAddress()).getPort());
                 }
                 case "exit" -> System.exit(0);
@@ -547,6 +558,14 @@ final class Contract {
         ServerSocketChannel listener = ServerSocketChannel.open();
         listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
         listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        return listener;
+    }
+
+    private static ServerSocketChannel listen(InetAddress address, int port) throws IOException {
+        ServerSocketChannel listener = ServerSocketChannel.open(address instanceof java.net.Inet4Address
+                ? java.net.StandardProtocolFamily.INET : java.net.StandardProtocolFamily.INET6);
+        listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+        listener.bind(new InetSocketAddress(address, port));
         return listener;
     }
 
