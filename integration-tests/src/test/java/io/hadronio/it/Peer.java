@@ -52,6 +52,8 @@ import java.util.stream.Collectors;
  * <li>{@code write-exit port n return|exit}: connects, writes n bytes of {@link Data}, prints
  *     {@code WRITTEN}, and ends without closing the channel: by returning from main, or by
  *     {@code System.exit(0)}.
+ * <li>{@code contract}: listens on 127.0.0.1 (port printed as {@code PORT n}) and runs either role
+ *     of a {@link Contract} case on the commands of its stdin (see {@link Contract#peer()}).
  * </ul>
  */
 public final class Peer {
@@ -69,6 +71,7 @@ public final class Peer {
                 case "selftest" -> selftest();
                 case "options" -> options();
                 case "write-exit" -> writeAndExit(Integer.parseInt(args[1]), Long.parseLong(args[2]), args[3]);
+                case "contract" -> Contract.peer();
                 default -> throw new IllegalArgumentException("unknown mode " + args[0]);
             }
         } catch (Throwable t) {
