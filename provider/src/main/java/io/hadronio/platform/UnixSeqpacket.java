@@ -163,28 +163,71 @@ public final class UnixSeqpacket implements AutoCloseable {
      * @return the connected socket, or null when nobody accepts connections on that name
      */
     public static UnixSeqpacket connect(String name) throws IOException {
-        UnixSeqpacket s = open(false);
-        try {
-            MemorySegment addr = s.abstractAddress(name);
-            int r = (int) MH$connect.invokeExact(s.errno, s.fd, addr.address(), (int) addr.byteSize());
-            if (r < 0) {
-                int e = s.lastErrno();
-                s.close();
-                if (e == EAGAIN || e == EINPROGRESS || e == 111 /* ECONNREFUSED */ || e == 2 /* ENOENT */) {
-                    return null;
-                }
-                throw new IOException("connect(@" + name + "): errno " + e);
+        // most connects find nobody (the peer is a plain server): a socket whose connect
+        // failed is still unconnected and is kept for the next try, which then costs one
+        // system call instead of three
+        Integer spare = SPARE.poll();
+        int fd;
+        if (spare != null) {
+            spareCount.decrementAndGet();
+            fd = spare;
+        } else {
+            UnixSeqpacket fresh = open(false);
+            fd = fresh.fd;
+            fresh.fd = -1;
+            fresh.arena.close();
+        }
+        int e;
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment err = call.allocate(Linker.Option.captureStateLayout());
+            MemorySegment addr = abstractAddress(name, call);
+            int r = (int) MH$connect.invokeExact(err, fd, addr.address(), (int) addr.byteSize());
+            if (r == 0) {
+                return new UnixSeqpacket(fd, false);
             }
-            return s;
-        } catch (IOException | RuntimeException e) {
-            s.close();
-            throw e;
+            e = err.get(JAVA_INT, ERRNO_OFFSET);
         } catch (Throwable t) {
+            closeFd(fd);
+            if (t instanceof RuntimeException re) {
+                throw re;
+            }
             throw new AssertionError("connect", t);
+        }
+        if (e == 111 /* ECONNREFUSED */ || e == 2 /* ENOENT */) {
+            if (spareCount.incrementAndGet() <= MAX_SPARE) {
+                SPARE.add(fd);
+            } else {
+                spareCount.decrementAndGet();
+                closeFd(fd);
+            }
+            return null;
+        }
+        closeFd(fd);
+        if (e == EAGAIN || e == EINPROGRESS) {
+            return null;
+        }
+        throw new IOException("connect(@" + name + "): errno " + e);
+    }
+
+    // unconnected sockets whose connect failed, for the next connect (bounded, any thread)
+    private static final java.util.Queue<Integer> SPARE = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private static final java.util.concurrent.atomic.AtomicInteger spareCount =
+            new java.util.concurrent.atomic.AtomicInteger();
+    private static final int MAX_SPARE = 16;
+
+    private static void closeFd(int fd) {
+        try (Arena call = Arena.ofConfined()) {
+            int r = (int) MH$close.invokeExact(call.allocate(Linker.Option.captureStateLayout()), fd);
+        } catch (Throwable t) {
+            throw new AssertionError("close", t);
         }
     }
 
     private MemorySegment abstractAddress(String name) {
+        return abstractAddress(name, arena);
+    }
+
+    private static MemorySegment abstractAddress(String name, Arena arena) {
         byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
         if (bytes.length > MAX_NAME) {
             throw new IllegalArgumentException("abstract socket name too long: " + name);
