@@ -49,6 +49,33 @@ class ProviderFallbackTest extends ItSupport {
         }
     }
 
+    /** A value only UCX can judge (a typo in the transport list) fails as fast, naming property and value. */
+    @Test
+    void shouldFailTheFirstNioUseNamingAUcxValueUcxRefuses() throws Exception {
+        try (ChildJvm child = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=bogus"), "selftest")) {
+            String error = child.expect("ERROR ");
+            assertTrue(error.contains("hadronio.ucx.TLS") && error.contains("bogus"),
+                    "the error names the property and its value: " + error);
+            assertEquals(3, child.awaitExit(), child::report);
+        }
+    }
+
+    /** A key file that other users can read is refused, naming the property and the file. */
+    @Test
+    void shouldFailTheFirstNioUseWithAConfiguredKeyOthersCanRead(@org.junit.jupiter.api.io.TempDir
+                                                                  java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path key = dir.resolve("key");
+        java.nio.file.Files.write(key, new byte[32]);
+        java.nio.file.Files.setPosixFilePermissions(key,
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        try (ChildJvm child = ChildJvm.withProvider(List.of("-Dhadronio.secret.file=" + key), "selftest")) {
+            String error = child.expect("ERROR ");
+            assertTrue(error.contains("hadronio.secret.file") && error.contains(key.toString()),
+                    "the error names the property and the file: " + error);
+            assertEquals(3, child.awaitExit(), child::report);
+        }
+    }
+
     @Test
     void shouldFailTheFirstNioUseNamingAnUnknownProperty() throws Exception {
         try (ChildJvm child = ChildJvm.withProvider(List.of("-Dhadronio.slice.sise=64k"), "selftest")) {

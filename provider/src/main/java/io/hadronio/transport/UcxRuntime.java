@@ -54,9 +54,23 @@ public final class UcxRuntime {
         Peers peers = new Peers(config, secret);
         UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.WAKEUP).name("hadronio");
         for (Map.Entry<String, String> e : config.ucx().entrySet()) {
-            builder.config(e.getKey(), e.getValue());
+            try {
+                builder.config(e.getKey(), e.getValue());
+            } catch (IllegalArgumentException x) {
+                throw badUcxConfig(config, x);
+            }
         }
-        UcxContext context = builder.open();
+        UcxContext context;
+        try {
+            context = builder.open();
+        } catch (UcxException e) {
+            if (config.ucx().isEmpty()) {
+                throw e;
+            }
+            // the user asked UCX for something it cannot do (a typo in TLS, say): say so at
+            // start-up instead of running unaccelerated with a warning that names nothing
+            throw badUcxConfig(config, e);
+        }
         try {
             WorkerGroup[] groups = new WorkerGroup[config.workers()];
             for (int i = 0; i < groups.length; i++) {
@@ -67,6 +81,14 @@ public final class UcxRuntime {
             context.close();
             throw e;
         }
+    }
+
+    private static IllegalArgumentException badUcxConfig(HadronioConfig config, Exception cause) {
+        StringBuilder props = new StringBuilder();
+        config.ucx().forEach((k, v) -> props.append(props.isEmpty() ? "" : ", ").append(HadronioConfig.UCX_PREFIX)
+                .append(k).append("='").append(v).append('\''));
+        return new IllegalArgumentException("invalid UCX configuration in system properties " + props
+                + ": UCX refused it (" + cause.getMessage() + "; UCX's own log above names the value)", cause);
     }
 
     public HadronioConfig config() {
