@@ -1,6 +1,9 @@
 package io.hadronio.transport;
 
+import io.hadronio.connection.HandshakeMessages;
+import io.hadronio.connection.Peers;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -224,7 +227,7 @@ public final class ControlLoop implements Runnable {
      * configured as accelerated ({@code DETECT}), and delivers it to {@code queue} when it
      * ends, accelerated or plain. The socket must be non-blocking.
      */
-    public void handshake(SocketChannel child, io.hadronio.connection.Peers.Inbound inbound, AcceptQueue queue) {
+    public void handshake(SocketChannel child, Peers.Inbound inbound, AcceptQueue queue) {
         execute(() -> {
             ServerHandshake h = new ServerHandshake(queue, child, inbound);
             try {
@@ -286,9 +289,9 @@ public final class ControlLoop implements Runnable {
                     break;
                 }
                 try {
-                    java.net.InetSocketAddress remote = (java.net.InetSocketAddress) child.getRemoteAddress();
-                    io.hadronio.connection.Peers.Inbound inbound = runtime.peers().inbound(remote, port);
-                    if (inbound == io.hadronio.connection.Peers.Inbound.PLAIN) {
+                    InetSocketAddress remote = (InetSocketAddress) child.getRemoteAddress();
+                    Peers.Inbound inbound = runtime.peers().inbound(remote, port);
+                    if (inbound == Peers.Inbound.PLAIN) {
                         queue.deliverPlain(child, null);
                         continue;
                     }
@@ -331,27 +334,35 @@ public final class ControlLoop implements Runnable {
         });
     }
 
-    /** A handshake in progress: it ends by itself when its deadline passes. */
-    private interface Pending {
-        long deadline();
+    /** A handshake in progress on a TCP connection: it ends by itself when its deadline passes. */
+    private abstract static class Pending {
+        final SocketChannel tcp;
+        long deadline;
+
+        Pending(SocketChannel tcp, long deadline) {
+            this.tcp = tcp;
+            this.deadline = deadline;
+        }
 
         /** False once its socket was closed (by the channel that was connecting, say). */
-        boolean isOpen();
+        final boolean isOpen() {
+            return tcp.isOpen();
+        }
 
-        void expire();
+        abstract void expire();
 
-        void onReadable(SelectionKey key);
+        abstract void onReadable(SelectionKey key);
     }
 
     /**
-     * Reads handshake frames ({@link io.hadronio.connection.HandshakeMessages}) exactly:
+     * Reads handshake frames ({@link HandshakeMessages}) exactly:
      * the header, then as many bytes as it announces, never more, so that whatever
      * follows stays in the kernel for its rightful reader. Remembers every byte it took
      * since the last frame, so that bytes that turn out not to be ours can be handed to
      * the application.
      */
     private static final class FrameReader {
-        private ByteBuffer buffer = ByteBuffer.allocate(io.hadronio.connection.HandshakeMessages.HEADER_LENGTH);
+        private ByteBuffer buffer = ByteBuffer.allocate(HandshakeMessages.HEADER_LENGTH);
         boolean eof;
 
         /**
@@ -367,20 +378,20 @@ public final class ControlLoop implements Runnable {
                     eof = true;
                     return null;
                 }
-                if (buffer.position() == io.hadronio.connection.HandshakeMessages.HEADER_LENGTH
-                        && buffer.capacity() == io.hadronio.connection.HandshakeMessages.HEADER_LENGTH) {
-                    int length = io.hadronio.connection.HandshakeMessages.frameLength(buffer);
+                if (buffer.position() == HandshakeMessages.HEADER_LENGTH
+                        && buffer.capacity() == HandshakeMessages.HEADER_LENGTH) {
+                    int length = HandshakeMessages.frameLength(buffer);
                     if (length > buffer.capacity()) {
                         buffer = ByteBuffer.allocate(length).put(buffer.flip());
                         continue;
                     }
-                } else if (buffer.position() < io.hadronio.connection.HandshakeMessages.HEADER_LENGTH
-                        && !io.hadronio.connection.HandshakeMessages.mayStartFrame(buffer)) {
+                } else if (buffer.position() < HandshakeMessages.HEADER_LENGTH
+                        && !HandshakeMessages.mayStartFrame(buffer)) {
                     throw new ProtocolException("not a hadroNIO handshake");
                 }
                 if (!buffer.hasRemaining()) {
                     byte[] frame = buffer.array();
-                    buffer = ByteBuffer.allocate(io.hadronio.connection.HandshakeMessages.HEADER_LENGTH);
+                    buffer = ByteBuffer.allocate(HandshakeMessages.HEADER_LENGTH);
                     return frame;
                 }
                 if (n == 0) {
@@ -416,37 +427,23 @@ public final class ControlLoop implements Runnable {
      * connection may still be plain: bytes that are not a hello are handed to the
      * application with the connection, as plain TCP.
      */
-    private final class ServerHandshake implements Pending {
+    private final class ServerHandshake extends Pending {
         final AcceptQueue queue;
-        final SocketChannel tcp;
-        final io.hadronio.connection.Peers.Inbound inbound;
+        final Peers.Inbound inbound;
         final FrameReader reader = new FrameReader();
-        long deadline;
         byte[] clientHello;
         byte[] serverHello;
         Connection connection;
 
-        ServerHandshake(AcceptQueue queue, SocketChannel tcp, io.hadronio.connection.Peers.Inbound inbound) {
+        ServerHandshake(AcceptQueue queue, SocketChannel tcp, Peers.Inbound inbound) {
+            super(tcp, System.nanoTime() + (inbound == Peers.Inbound.DETECT
+                    ? runtime.peers().detectNanos() : handshakeNanos()));
             this.queue = queue;
-            this.tcp = tcp;
             this.inbound = inbound;
-            long now = System.nanoTime();
-            this.deadline = now + (inbound == io.hadronio.connection.Peers.Inbound.DETECT
-                    ? runtime.peers().detectNanos() : handshakeNanos());
         }
 
         @Override
-        public long deadline() {
-            return deadline;
-        }
-
-        @Override
-        public boolean isOpen() {
-            return tcp.isOpen();
-        }
-
-        @Override
-        public void onReadable(SelectionKey key) {
+        void onReadable(SelectionKey key) {
             byte[] frame;
             try {
                 frame = reader.read(tcp);
@@ -484,10 +481,10 @@ public final class ControlLoop implements Runnable {
         }
 
         private void onClientHello(byte[] frame) throws IOException {
-            io.hadronio.connection.HandshakeMessages.Hello hello = io.hadronio.connection.HandshakeMessages
-                    .decodeHello(frame, io.hadronio.connection.HandshakeMessages.CLIENT_HELLO);
+            HandshakeMessages.Hello hello = HandshakeMessages
+                    .decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
             connection = runtime.newConnection();
-            serverHello = io.hadronio.connection.HandshakeMessages.serverHello(runtime.peers().secret(),
+            serverHello = HandshakeMessages.serverHello(runtime.peers().secret(),
                     hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
                     connection.group().address());
             try {
@@ -503,35 +500,30 @@ public final class ControlLoop implements Runnable {
         }
 
         private void onFinish(SelectionKey key, byte[] frame) throws IOException {
-            byte kind = io.hadronio.connection.HandshakeMessages.kind(frame);
-            if (kind == io.hadronio.connection.HandshakeMessages.PLAIN) {
+            byte kind = HandshakeMessages.kind(frame);
+            if (kind == HandshakeMessages.PLAIN) {
                 // the client could not verify us (another key): plain TCP for both
                 connection.release();
                 connection = null;
                 plain(key, null, "the client does not share our key");
                 return;
             }
-            if (!io.hadronio.connection.HandshakeMessages.verifyFinish(runtime.peers().secret(), clientHello,
+            if (!HandshakeMessages.verifyFinish(runtime.peers().secret(), clientHello,
                     serverHello, frame)) {
                 connection.release();
                 connection = null;
-                writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.signal(
-                        io.hadronio.connection.HandshakeMessages.PLAIN)));
+                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
+                        HandshakeMessages.PLAIN)));
                 plain(key, null, "the client does not prove our key");
                 return;
             }
-            io.hadronio.connection.HandshakeMessages.Hello hello = io.hadronio.connection.HandshakeMessages
-                    .decodeHello(clientHello, io.hadronio.connection.HandshakeMessages.CLIENT_HELLO);
+            HandshakeMessages.Hello hello = HandshakeMessages
+                    .decodeHello(clientHello, HandshakeMessages.CLIENT_HELLO);
             // only now, authenticated, does the client's worker address reach UCX
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
-            writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.signal(
-                    io.hadronio.connection.HandshakeMessages.READY)));
-            handshakes.remove(this);
-            Control control = new Control(tcp, connection);
-            key.attach(control);
-            open.add(control);
-            LOG.debug("hadroNIO: connection from {} accelerated over UCX {}", peer(tcp), connection.transports());
-            queue.deliver(tcp, connection, control);
+            writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
+                    HandshakeMessages.READY)));
+            queue.deliver(tcp, connection, established(this, key, connection, "from"));
         }
 
         /** Hands the connection to the application as plain TCP, with the bytes we took from it first. */
@@ -557,7 +549,7 @@ public final class ControlLoop implements Runnable {
         }
 
         @Override
-        public void expire() {
+        void expire() {
             if (clientHello == null) {
                 SelectionKey key = tcp.keyFor(selector);
                 if (key != null) {
@@ -567,6 +559,17 @@ public final class ControlLoop implements Runnable {
             }
             refuse("no complete handshake within " + runtime.config().handshakeMillis() + " ms");
         }
+    }
+
+    /** A handshake ended accelerated: its TCP connection carries control records from now on. */
+    private Control established(Pending h, SelectionKey key, Connection connection, String direction) {
+        handshakes.remove(h);
+        Control control = new Control(h.tcp, connection);
+        key.attach(control);
+        open.add(control);
+        LOG.debug("hadroNIO: connection {} {} accelerated over UCX {}", direction, peer(h.tcp),
+                connection.transports());
+        return control;
     }
 
     private long handshakeNanos() {
@@ -579,7 +582,7 @@ public final class ControlLoop implements Runnable {
         }
         long now = System.nanoTime();
         for (Pending h : new ArrayList<>(handshakes)) {
-            if (now - h.deadline() > 0 || !h.isOpen()) {
+            if (now - h.deadline > 0 || !h.isOpen()) {
                 h.expire();
             }
         }
@@ -633,39 +636,27 @@ public final class ControlLoop implements Runnable {
     }
 
     /** The connecting side of a handshake, driven by readiness. */
-    private final class ClientHandshake implements Pending {
-        final SocketChannel tcp;
+    private final class ClientHandshake extends Pending {
         final ConnectListener listener;
-        final long deadline = System.nanoTime() + handshakeNanos();
         final FrameReader reader = new FrameReader();
         Connection connection;
         byte[] clientHello;
         byte[] serverHello;
 
         ClientHandshake(SocketChannel tcp, ConnectListener listener) {
-            this.tcp = tcp;
+            super(tcp, System.nanoTime() + handshakeNanos());
             this.listener = listener;
         }
 
         @Override
-        public long deadline() {
-            return deadline;
-        }
-
-        @Override
-        public boolean isOpen() {
-            return tcp.isOpen();
-        }
-
-        @Override
-        public void onReadable(SelectionKey key) {
+        void onReadable(SelectionKey key) {
             try {
                 if (connection == null) {
                     if (!tcp.isConnected() && (!key.isConnectable() || !tcp.finishConnect())) {
                         return;
                     }
                     connection = runtime.newConnection();
-                    clientHello = io.hadronio.connection.HandshakeMessages.clientHello(connection.localId,
+                    clientHello = HandshakeMessages.clientHello(connection.localId,
                             connection.rxSliceSize, connection.rxSliceCount, connection.group().address());
                     writeFully(tcp, ByteBuffer.wrap(clientHello));
                     key.interestOps(SelectionKey.OP_READ);
@@ -696,38 +687,33 @@ public final class ControlLoop implements Runnable {
         }
 
         private void onServerHello(SelectionKey key, byte[] frame) throws IOException {
-            io.hadronio.connection.HandshakeMessages.decodeHello(frame,
-                    io.hadronio.connection.HandshakeMessages.SERVER_HELLO);
-            if (!io.hadronio.connection.HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello,
+            HandshakeMessages.decodeHello(frame,
+                    HandshakeMessages.SERVER_HELLO);
+            if (!HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello,
                     frame)) {
-                writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.signal(
-                        io.hadronio.connection.HandshakeMessages.PLAIN)));
+                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
+                        HandshakeMessages.PLAIN)));
                 plain(key, "the server does not prove our key");
                 return;
             }
             serverHello = frame;
-            writeFully(tcp, ByteBuffer.wrap(io.hadronio.connection.HandshakeMessages.finish(
+            writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.finish(
                     runtime.peers().secret(), clientHello, serverHello)));
         }
 
         private void onReady(SelectionKey key, byte[] frame) throws IOException {
-            byte kind = io.hadronio.connection.HandshakeMessages.kind(frame);
-            if (kind == io.hadronio.connection.HandshakeMessages.PLAIN) {
+            byte kind = HandshakeMessages.kind(frame);
+            if (kind == HandshakeMessages.PLAIN) {
                 plain(key, "the server does not accept our key");
                 return;
             }
-            if (kind != io.hadronio.connection.HandshakeMessages.READY) {
+            if (kind != HandshakeMessages.READY) {
                 throw new ProtocolException("hadroNIO handshake: unexpected message kind " + kind);
             }
-            io.hadronio.connection.HandshakeMessages.Hello hello = io.hadronio.connection.HandshakeMessages
-                    .decodeHello(serverHello, io.hadronio.connection.HandshakeMessages.SERVER_HELLO);
+            HandshakeMessages.Hello hello = HandshakeMessages
+                    .decodeHello(serverHello, HandshakeMessages.SERVER_HELLO);
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
-            handshakes.remove(this);
-            Control control = new Control(tcp, connection);
-            key.attach(control);
-            open.add(control);
-            LOG.debug("hadroNIO: connection to {} accelerated over UCX {}", peer(tcp), connection.transports());
-            listener.connected(connection, control);
+            listener.connected(connection, established(this, key, connection, "to"));
         }
 
         private void plain(SelectionKey key, String why) {
@@ -741,7 +727,7 @@ public final class ControlLoop implements Runnable {
         }
 
         @Override
-        public void expire() {
+        void expire() {
             failClient(new java.net.SocketTimeoutException("hadroNIO handshake with " + peer(tcp) + ": no answer within "
                     + runtime.config().handshakeMillis() + " ms"));
         }
