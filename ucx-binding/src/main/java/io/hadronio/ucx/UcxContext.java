@@ -5,10 +5,12 @@ import io.hadronio.ucx.UcpStructs.UcpParams;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -19,6 +21,8 @@ import java.util.Set;
  * Closing it closes them too.
  */
 public final class UcxContext implements AutoCloseable {
+    // the environment variable that lets PEER endpoints use cma; see Builder.peerFailureDetection
+    static final String CMA_MEMORY_INVALIDATE = "UCX_CMA_MEMORY_INVALIDATE";
     // UCP API version the struct layouts in UcpStructs follow
     private static final int API_MAJOR = 1;
     private static final int API_MINOR = 13;
@@ -29,15 +33,22 @@ public final class UcxContext implements AutoCloseable {
     private final Set<Feature> features;
     // configuration entries applied with ucp_config_modify
     private final Map<String, String> config;
+    // keepalive interval of peerFailureDetection, null when not asked for
+    private final Duration peerFailureDetection;
+    // whether PEER endpoints may use cma (UCX_CMA_MEMORY_INVALIDATE=y in the environment at creation)
+    private final boolean cmaWithPeerErrorHandling;
     // workers and regions still open, closed with the context; guarded by 'this'
     private final List<AutoCloseable> children = new ArrayList<>();
     // set once by close()
     private volatile boolean closed;
 
-    private UcxContext(long handle, Set<Feature> features, Map<String, String> config) {
+    private UcxContext(long handle, Set<Feature> features, Map<String, String> config, Duration peerFailureDetection,
+            boolean cmaWithPeerErrorHandling) {
         this.handle = handle;
         this.features = features;
         this.config = config;
+        this.peerFailureDetection = peerFailureDetection;
+        this.cmaWithPeerErrorHandling = cmaWithPeerErrorHandling;
     }
 
     public static Builder builder() {
@@ -50,6 +61,7 @@ public final class UcxContext implements AutoCloseable {
         private final Map<String, String> config = new LinkedHashMap<>();
         private long estimatedEndpoints;
         private String name = "hadronio";
+        private Duration peerFailureDetection;
 
         private Builder() {
         }
@@ -71,6 +83,60 @@ public final class UcxContext implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Lets endpoints in {@link ErrorMode#PEER} keep the shared-memory transports of
+         * error mode NONE ({@code sysv} + {@code cma} on one host) and turn a peer that
+         * died at any moment into errors instead of an abort. What UCX 1.13 needs for it
+         * (measured in {@code docs/crash-isolation.md}):
+         *
+         * <ul>
+         * <li>{@code MM_ERROR_HANDLING=y}: {@code sysv}/{@code posix} advertise peer-failure
+         *     handling only with it; without it a PEER endpoint runs on {@code tcp};
+         * <li>{@code UCX_CMA_MEMORY_INVALIDATE=y} in the process environment: a PEER
+         *     endpoint takes {@code cma} for rendezvous only from a memory domain that
+         *     claims memory invalidation; without it large messages go through the
+         *     {@code sysv} FIFO (slower and far less steady, and sends to a dead peer were
+         *     seen to stay in progress for good). {@code ucp_config_modify} cannot set
+         *     this key (UCX drops it with a warning), so {@link #open()} sets the variable
+         *     in the native environment unless it is set already (a user's {@code n} wins);
+         * <li>{@code KEEPALIVE_INTERVAL}: how often UCX checks that the peer processes of
+         *     shared-memory endpoints still exist. A rendezvous transfer over {@code cma}
+         *     fails at once when its peer is gone; everything else (an idle endpoint,
+         *     eager messages into the {@code sysv} FIFO) is noticed by the keepalive, in
+         *     about one to two intervals. UCX's default is 20 s.
+         * </ul>
+         *
+         * <p>Both sides of a connection must be configured alike (compare
+         * {@link UcxContext#endpointProfile} before connecting): against a peer without it,
+         * transfers fail or hang, and a peer with {@code MM_ERROR_HANDLING} but without
+         * {@code cma} aborts this process at wire-up. A dead peer is reported to the
+         * endpoint's {@link UcxErrorHandler}, its sends complete with an error, and a receive
+         * that a dead peer's message was being delivered into completes with an error;
+         * receives that no message matched yet stay posted (tag receives belong to the
+         * worker) and must be cancelled. UCX does not always report a peer that dies before
+         * any of the endpoint's rendezvous sends completed (the sends then stay in
+         * progress): an application that learns of the death otherwise (e.g. its TCP
+         * connection to the peer ended) should force-close the endpoint
+         * ({@link UcxEndpoint#closeNonBlocking}{@code (true)}), which completes them.
+         *
+         * @param keepaliveInterval UCX's {@code KEEPALIVE_INTERVAL}, at least 1 ms; or
+         *        {@link Duration#ZERO}: no keepalive ({@code inf}), so that only a transfer
+         *        that fails, or a forced close by the application (e.g. when its own control
+         *        connection to the peer broke), reports a dead peer
+         */
+        public Builder peerFailureDetection(Duration keepaliveInterval) {
+            if (keepaliveInterval.isNegative()
+                    || (!keepaliveInterval.isZero() && keepaliveInterval.compareTo(Duration.ofMillis(1)) < 0)) {
+                throw new IllegalArgumentException("keepalive interval neither 0 (off) nor at least 1 ms: "
+                        + keepaliveInterval);
+            }
+            config.put("MM_ERROR_HANDLING", "y");
+            config.put("KEEPALIVE_INTERVAL",
+                    keepaliveInterval.isZero() ? "inf" : keepaliveInterval.toNanos() / 1000 + "us");
+            this.peerFailureDetection = keepaliveInterval;
+            return this;
+        }
+
         public Builder estimatedEndpoints(long count) {
             this.estimatedEndpoints = count;
             return this;
@@ -89,6 +155,16 @@ public final class UcxContext implements AutoCloseable {
          */
         public UcxContext open() throws UcxException {
             Ucx.ensureAvailable();
+            // UCX reads the environment while it creates the context: no setenv may run meanwhile
+            synchronized (NativeEnvironment.LOCK) {
+                boolean cma = "y".equalsIgnoreCase(peerFailureDetection != null
+                        ? NativeEnvironment.setIfAbsent(CMA_MEMORY_INVALIDATE, "y")
+                        : NativeEnvironment.get(CMA_MEMORY_INVALIDATE));
+                return open(cma);
+            }
+        }
+
+        private UcxContext open(boolean cmaWithPeerErrorHandling) throws UcxException {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment configOut = arena.allocate(ValueLayout.JAVA_LONG);
                 check("ucp_config_read", Ucp.ucp_config_read(0, 0, configOut.address()));
@@ -120,7 +196,7 @@ public final class UcxContext implements AutoCloseable {
                     check("ucp_init", Ucp.ucp_init_version(API_MAJOR, API_MINOR, params.address(), cfg,
                             contextOut.address()));
                     return new UcxContext(contextOut.get(ValueLayout.JAVA_LONG, 0), EnumSet.copyOf(features),
-                            Map.copyOf(config));
+                            Map.copyOf(config), peerFailureDetection, cmaWithPeerErrorHandling);
                 } finally {
                     Ucp.ucp_config_release(cfg);
                 }
@@ -142,9 +218,56 @@ public final class UcxContext implements AutoCloseable {
         return EnumSet.copyOf(features);
     }
 
-    /** The configuration entries given to the builder. */
+    /**
+     * The configuration entries given to the builder, including those
+     * {@link Builder#peerFailureDetection} adds.
+     */
     public Map<String, String> config() {
         return config;
+    }
+
+    /**
+     * The keepalive interval given to {@link Builder#peerFailureDetection} (zero: no
+     * keepalive), or null when it was not used.
+     */
+    public Duration peerFailureDetection() {
+        return peerFailureDetection;
+    }
+
+    /**
+     * The settings of this context that decide which lanes UCX gives an endpoint in this
+     * error mode, as a short text: {@code none}; or for PEER {@code peer}, with
+     * {@code +mm} when shared memory offers peer-failure handling ({@code MM_ERROR_HANDLING},
+     * from the builder or the environment) and {@code +cma} when {@code cma} may carry
+     * rendezvous ({@link #cmaWithPeerErrorHandling()}).
+     *
+     * <p>Both ends of a connection must have equal profiles, and an application should
+     * compare them (e.g. in its handshake) before it creates the endpoint. UCX 1.13 does
+     * not cope with a difference: with one end in NONE and the other in PEER, rendezvous
+     * messages fail ({@code UCS_ERR_UNSUPPORTED}) or never complete; with {@code peer+mm+cma}
+     * against {@code peer+mm}, the wire-up message of the other end aborts the process
+     * ({@code Fatal: endpoint reconfiguration not supported yet}). Settings the binding does
+     * not make (e.g. {@code UCX_TLS}) are not covered.
+     */
+    public String endpointProfile(ErrorMode mode) {
+        if (mode == ErrorMode.NONE) {
+            return "none";
+        }
+        String mm = config.get("MM_ERROR_HANDLING");
+        if (mm == null) {
+            mm = NativeEnvironment.get("UCX_MM_ERROR_HANDLING");
+        }
+        boolean sharedMemory = mm != null && Set.of("y", "yes", "on", "1").contains(mm.toLowerCase(Locale.ROOT));
+        return "peer" + (sharedMemory ? "+mm" : "") + (cmaWithPeerErrorHandling ? "+cma" : "");
+    }
+
+    /**
+     * Whether endpoints in {@link ErrorMode#PEER} may use {@code cma} for large messages:
+     * {@code UCX_CMA_MEMORY_INVALIDATE} was {@code y} in the environment when the context
+     * was created (set by {@link Builder#peerFailureDetection} unless the user had set it).
+     */
+    public boolean cmaWithPeerErrorHandling() {
+        return cmaWithPeerErrorHandling;
     }
 
     /**
