@@ -252,7 +252,7 @@ class MixedPeersTest extends ContractSupport {
     @Test
     void shouldDeliverAStrangersHelloAsData() throws Exception {
         byte[] address = random(200, 4);
-        byte[] hello = HandshakeMessages.clientHello(7, 65536, 8, address);
+        byte[] hello = HandshakeMessages.clientHello(7, 65536, 8, address, "peer+mm+cma");
         byte[] v1 = "HNIO\u0000\u0001\u0000\u0000garbage after a version-1 header".getBytes(StandardCharsets.ISO_8859_1);
         for (byte[] bytes : List.of(hello, v1)) {
             try (ServerSocketChannel listener = HADRONIO.openServerSocketChannel()

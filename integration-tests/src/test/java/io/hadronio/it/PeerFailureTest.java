@@ -3,6 +3,7 @@ package io.hadronio.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -110,6 +111,70 @@ class PeerFailureTest extends ItSupport {
         } catch (java.util.concurrent.TimeoutException e) {
             throw new AssertionError("still blocked " + PROMPTLY_SECONDS + " s after the peer was killed: "
                     + java.util.Arrays.toString(task.thread().getStackTrace()));
+        }
+    }
+
+    /**
+     * A peer killed with SIGKILL while it streams to us (UCX moving its messages over
+     * shared memory and cma at that moment) must not take this JVM down: UCX used to abort
+     * the survivor inside its progress (process_vm_readv: No such process). We see an
+     * IOException, never a clean end-of-stream, and go on working (see othersStillWork).
+     */
+    @Test
+    void shouldSurviveAPeerKilledWhileItStreamsToUs() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            try (ChildJvm victim = ChildJvm.withProvider("server")) {
+                try (SocketChannel ch = command(victim.port(), 'S', Long.MAX_VALUE / 2)) {
+                    assertTrue(ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT).startsWith("ucx:"));
+                    ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
+                    long got = 0;
+                    while (got < (8L << 20) + round * (3L << 20)) {
+                        buf.clear();
+                        int n = ch.read(buf);
+                        assertTrue(n > 0, "data before the kill");
+                        got += n;
+                    }
+                    Task<Long> reader = start("reader", () -> {
+                        long more = 0;
+                        while (true) {
+                            buf.clear();
+                            int n = ch.read(buf);
+                            if (n < 0) {
+                                return more;
+                            }
+                            more += n;
+                        }
+                    });
+                    victim.kill();
+                    Throwable failure = failureWithin(reader);
+                    assertInstanceOf(IOException.class, failure, "round " + round
+                            + ": the read after the writer was killed ends with");
+                }
+            }
+        }
+    }
+
+    /** The same while we stream to it and it reads. */
+    @Test
+    void shouldSurviveAPeerKilledWhileWeStreamToIt() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            try (ChildJvm victim = ChildJvm.withProvider("server")) {
+                try (SocketChannel ch = command(victim.port(), 'P', Long.MAX_VALUE / 2)) {
+                    Task<Long> writer = start("writer", () -> {
+                        ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
+                        long sent = 0;
+                        while (true) {
+                            buf.clear();
+                            sent += ch.write(buf);
+                        }
+                    });
+                    Thread.sleep(50 + 30L * round);
+                    victim.kill();
+                    Throwable failure = failureWithin(writer);
+                    assertInstanceOf(IOException.class, failure, "round " + round
+                            + ": the write to a killed reader ends with");
+                }
+            }
         }
     }
 }

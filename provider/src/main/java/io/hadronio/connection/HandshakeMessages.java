@@ -33,7 +33,9 @@ import java.util.Arrays;
  * +-------+-----+------+------------+------ ... ------+
  * | "HNIO"| 2   | kind | bodyLength | body            |
  * +-------+-----+------+------------+------ ... ------+
- * hello body: nonce(16) id(4) sliceSize(4) sliceCount(4) addressLength(2) address [MAC(32) server only]
+ * hello body: nonce(16) id(4) sliceSize(4) sliceCount(4) addressLength(2) address profileLength(1) profile
+ *             [MAC(32) server only]
+ * profile: the UCX settings both endpoints must share (e.g. "peer+mm+cma"); different ones: PLAIN
  * </pre>
  * Big-endian. Every field is checked against hard bounds before anything is allocated
  * or used; anything else is a {@link ProtocolException}.
@@ -54,16 +56,19 @@ public final class HandshakeMessages {
     public static final int MIN_SLICE_SIZE = 1024;
     public static final int MAX_SLICE_SIZE = 16 * 1024 * 1024;
     public static final int MAX_SLICE_COUNT = 1024;
-    private static final int HELLO_FIXED = NONCE_LENGTH + 4 + 4 + 4 + 2;
+    public static final int MAX_PROFILE_LENGTH = 64;
+    private static final int HELLO_FIXED = NONCE_LENGTH + 4 + 4 + 4 + 2 + 1;
     /** The longest frame there is (a server hello with the longest address). */
-    public static final int MAX_FRAME = HEADER_LENGTH + HELLO_FIXED + MAX_ADDRESS_LENGTH + MAC_LENGTH;
+    public static final int MAX_FRAME = HEADER_LENGTH + HELLO_FIXED + MAX_ADDRESS_LENGTH + MAX_PROFILE_LENGTH
+            + MAC_LENGTH;
 
     private static final byte[] SERVER_LABEL = "hadroNIO/2 server".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CLIENT_LABEL = "hadroNIO/2 client".getBytes(StandardCharsets.US_ASCII);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** A decoded hello; {@code frame} is the whole frame as received or sent (what the MACs cover). */
-    public record Hello(int connectionId, int sliceSize, int sliceCount, byte[] workerAddress, byte[] frame) {
+    public record Hello(int connectionId, int sliceSize, int sliceCount, byte[] workerAddress, String profile,
+                        byte[] frame) {
     }
 
     private HandshakeMessages() {
@@ -75,14 +80,14 @@ public final class HandshakeMessages {
         return n;
     }
 
-    public static byte[] clientHello(int id, int sliceSize, int sliceCount, byte[] address) {
-        return hello(CLIENT_HELLO, id, sliceSize, sliceCount, address, 0).array();
+    public static byte[] clientHello(int id, int sliceSize, int sliceCount, byte[] address, String profile) {
+        return hello(CLIENT_HELLO, id, sliceSize, sliceCount, address, profile, 0).array();
     }
 
     /** The server's hello for {@code clientHello}, with its MAC. */
     public static byte[] serverHello(Secret secret, byte[] clientHello, int id, int sliceSize, int sliceCount,
-                                     byte[] address) {
-        ByteBuffer b = hello(SERVER_HELLO, id, sliceSize, sliceCount, address, MAC_LENGTH);
+                                     byte[] address, String profile) {
+        ByteBuffer b = hello(SERVER_HELLO, id, sliceSize, sliceCount, address, profile, MAC_LENGTH);
         byte[] unsigned = Arrays.copyOf(b.array(), b.position());
         b.put(secret.mac(SERVER_LABEL, clientHello, unsigned));
         return b.array();
@@ -100,9 +105,15 @@ public final class HandshakeMessages {
         return header(kind, 0).array();
     }
 
-    private static ByteBuffer hello(byte kind, int id, int sliceSize, int sliceCount, byte[] address, int extra) {
-        ByteBuffer b = header(kind, HELLO_FIXED + address.length + extra);
-        b.put(nonce()).putInt(id).putInt(sliceSize).putInt(sliceCount).putShort((short) address.length).put(address);
+    private static ByteBuffer hello(byte kind, int id, int sliceSize, int sliceCount, byte[] address, String profile,
+                                    int extra) {
+        byte[] p = profile.getBytes(StandardCharsets.US_ASCII);
+        if (p.length > MAX_PROFILE_LENGTH) {
+            throw new IllegalArgumentException("endpoint profile too long: " + profile);
+        }
+        ByteBuffer b = header(kind, HELLO_FIXED + address.length + p.length + extra);
+        b.put(nonce()).putInt(id).putInt(sliceSize).putInt(sliceCount).putShort((short) address.length).put(address)
+                .put((byte) p.length).put(p);
         return b;
     }
 
@@ -146,8 +157,8 @@ public final class HandshakeMessages {
         byte kind = received.get(5);
         int body = Short.toUnsignedInt(received.getShort(6));
         int max = switch (kind) {
-            case CLIENT_HELLO -> HELLO_FIXED + MAX_ADDRESS_LENGTH;
-            case SERVER_HELLO -> HELLO_FIXED + MAX_ADDRESS_LENGTH + MAC_LENGTH;
+            case CLIENT_HELLO -> HELLO_FIXED + MAX_ADDRESS_LENGTH + MAX_PROFILE_LENGTH;
+            case SERVER_HELLO -> HELLO_FIXED + MAX_ADDRESS_LENGTH + MAX_PROFILE_LENGTH + MAC_LENGTH;
             case FINISH -> MAC_LENGTH;
             case READY, PLAIN -> 0;
             default -> throw new ProtocolException("handshake: unknown message kind " + kind);
@@ -195,12 +206,18 @@ public final class HandshakeMessages {
         if (sliceCount < 2 || sliceCount > MAX_SLICE_COUNT) {
             throw new ProtocolException("handshake: slice count " + sliceCount + " out of range");
         }
-        if (addressLength < 1 || addressLength > MAX_ADDRESS_LENGTH || addressLength != b.remaining() - mac) {
+        if (addressLength < 1 || addressLength > MAX_ADDRESS_LENGTH || addressLength > b.remaining() - mac - 1) {
             throw new ProtocolException("handshake: worker address length " + addressLength + " does not fit");
         }
         byte[] address = new byte[addressLength];
         b.get(address);
-        return new Hello(id, sliceSize, sliceCount, address, frame);
+        int profileLength = Byte.toUnsignedInt(b.get());
+        if (profileLength > MAX_PROFILE_LENGTH || profileLength != b.remaining() - mac) {
+            throw new ProtocolException("handshake: endpoint profile length " + profileLength + " does not fit");
+        }
+        byte[] profile = new byte[profileLength];
+        b.get(profile);
+        return new Hello(id, sliceSize, sliceCount, address, new String(profile, StandardCharsets.US_ASCII), frame);
     }
 
     /** True when a server hello's MAC proves that the server knows our key and saw our hello. */

@@ -174,7 +174,10 @@ public final class Connection implements WorkerGroup.Readiness {
             java.util.Arrays.fill(txRequests, NONE);
             this.dataTag = tag(peerId, KIND_DATA);
             this.creditTag = tag(peerId, KIND_CREDIT);
-            this.endpoint = worker.connect(peerWorkerAddress, ErrorMode.NONE);
+            // PEER: a peer that dies is reported (sends and receives complete with an error,
+            // onPeerFailure runs) instead of aborting this process inside UCX; with the
+            // context's peerFailureDetection it keeps shared memory (sysv + cma)
+            this.endpoint = worker.connect(peerWorkerAddress, ErrorMode.PEER, this::onPeerFailure);
             this.selfLoop = java.util.Arrays.equals(peerWorkerAddress, group.address());
         } finally {
             lock.unlock();
@@ -250,6 +253,44 @@ public final class Connection implements WorkerGroup.Readiness {
             resetReason = reason;
         }
         group.wakeSleepers();
+    }
+
+    /**
+     * UCX's report that the peer failed, from inside a progress of our worker (an upcall:
+     * no call into the worker here). The waiters are woken after that progress returns.
+     */
+    private void onPeerFailure(UcxEndpoint failed, int status) {
+        if (resetReason == null) {
+            resetReason = "UCX: peer failed (" + UcsStatus.describe(status) + ")";
+        }
+        group.wakeAfterProgress();
+    }
+
+    /**
+     * The control connection broke without an orderly close: the peer is gone. Its
+     * endpoint is closed by force at once, so that sends UCX never reported (it misses a
+     * peer that dies before its first rendezvous completed) complete now and nothing
+     * waits for them.
+     */
+    void abortEndpoint() {
+        lock.lock();
+        try {
+            UcxEndpoint ep = endpoint;
+            if (ep == null || !ep.isOpen() || !worker.isOpen()) {
+                return;
+            }
+            try {
+                long close = ep.closeNonBlocking(true);
+                if (close != UcxWorker.COMPLETED) {
+                    group.progressLocked();
+                    worker.release(close);
+                }
+            } catch (UcxException | RuntimeException e) {
+                // gone either way
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     public boolean isReset() {
@@ -797,11 +838,12 @@ public final class Connection implements WorkerGroup.Readiness {
                         txRequests[i] = NONE;
                     }
                 }
-                if (endpoint != null) {
+                if (endpoint != null && endpoint.isOpen()) {
                     try {
                         // a flushing close; if it cannot finish now (a dead peer), UCX
-                        // finishes it in the background (at the latest when the worker closes)
-                        long close = endpoint.closeNonBlocking(false);
+                        // finishes it in the background (at the latest when the worker closes).
+                        // After a reset, a forced one: nobody will take the messages
+                        long close = endpoint.closeNonBlocking(resetReason != null);
                         if (close != UcxWorker.COMPLETED) {
                             group.progressLocked();
                             worker.release(close);

@@ -486,7 +486,7 @@ public final class ControlLoop implements Runnable {
             connection = runtime.newConnection();
             serverHello = HandshakeMessages.serverHello(runtime.peers().secret(),
                     hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
-                    connection.group().address());
+                    connection.group().address(), runtime.endpointProfile());
             try {
                 writeFully(tcp, ByteBuffer.wrap(serverHello));
             } catch (IOException e) {
@@ -519,6 +519,14 @@ public final class ControlLoop implements Runnable {
             }
             HandshakeMessages.Hello hello = HandshakeMessages
                     .decodeHello(clientHello, HandshakeMessages.CLIENT_HELLO);
+            if (!hello.profile().equals(runtime.endpointProfile())) {
+                // endpoints of different UCX settings fail or abort at wire-up: plain TCP
+                connection.release();
+                connection = null;
+                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
+                plain(key, null, "the client's UCX endpoint settings differ (" + hello.profile() + ")");
+                return;
+            }
             // only now, authenticated, does the client's worker address reach UCX
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
             writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
@@ -657,7 +665,8 @@ public final class ControlLoop implements Runnable {
                     }
                     connection = runtime.newConnection();
                     clientHello = HandshakeMessages.clientHello(connection.localId,
-                            connection.rxSliceSize, connection.rxSliceCount, connection.group().address());
+                            connection.rxSliceSize, connection.rxSliceCount, connection.group().address(),
+                            runtime.endpointProfile());
                     writeFully(tcp, ByteBuffer.wrap(clientHello));
                     key.interestOps(SelectionKey.OP_READ);
                     return;
@@ -687,13 +696,13 @@ public final class ControlLoop implements Runnable {
         }
 
         private void onServerHello(SelectionKey key, byte[] frame) throws IOException {
-            HandshakeMessages.decodeHello(frame,
-                    HandshakeMessages.SERVER_HELLO);
-            if (!HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello,
-                    frame)) {
+            HandshakeMessages.Hello hello = HandshakeMessages.decodeHello(frame, HandshakeMessages.SERVER_HELLO);
+            if (!HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello, frame)
+                    || !hello.profile().equals(runtime.endpointProfile())) {
                 writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
                         HandshakeMessages.PLAIN)));
-                plain(key, "the server does not prove our key");
+                plain(key, "the server does not prove our key, or its UCX endpoint settings differ ("
+                        + hello.profile() + ")");
                 return;
             }
             serverHello = frame;
@@ -818,6 +827,7 @@ public final class ControlLoop implements Runnable {
             key.interestOps(0);
             if (!closeReceived || error != null) {
                 connection.reset(error != null ? error : "peer closed the control connection without closing");
+                connection.abortEndpoint();
             }
         }
 

@@ -52,7 +52,10 @@ public final class UcxRuntime {
             throw new IOException("no key to authenticate peers: " + e.getMessage(), e);
         }
         Peers peers = new Peers(config, secret);
-        UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.WAKEUP).name("hadronio");
+        // a peer that dies is reported, not fatal, on shared memory too (docs/crash-isolation.md);
+        // hadronio.ucx.* below may override the settings this makes
+        UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.WAKEUP).name("hadronio")
+                .peerFailureDetection(java.time.Duration.ofMillis(100));
         for (Map.Entry<String, String> e : config.ucx().entrySet()) {
             try {
                 builder.config(e.getKey(), e.getValue());
@@ -97,6 +100,11 @@ public final class UcxRuntime {
 
     public SelectorProvider platform() {
         return platform;
+    }
+
+    /** The UCX settings both ends of an endpoint must share ({@link UcxContext#endpointProfile}). */
+    public String endpointProfile() {
+        return context.endpointProfile(io.hadronio.ucx.ErrorMode.PEER);
     }
 
     /** Who is accelerated: the key, the local rendezvous, the configured remote networks. */

@@ -84,10 +84,22 @@ public final class WorkerGroup implements AutoCloseable {
     int progressLocked() {
         assert lock.isHeldByCurrentThread();
         int events = worker.progress();
-        if (events > 0 && !waiters.isEmpty()) {
+        if (wakeAfterProgress) {
+            // an endpoint failed inside that progress: everyone must look
+            wakeAfterProgress = false;
+            waiters.wakeAll();
+        } else if (events > 0 && !waiters.isEmpty()) {
             waiters.wakeOthers();
         }
         return events;
+    }
+
+    // set by an upcall inside progress (an endpoint failed); read after progress returns
+    private boolean wakeAfterProgress;
+
+    /** From an upcall inside {@link #progressLocked()}: wake every waiter once the progress returned. */
+    void wakeAfterProgress() {
+        wakeAfterProgress = true;
     }
 
     /**

@@ -17,6 +17,7 @@ class HandshakeMessagesTest {
     private static final Secret KEY = Secret.of(bytes(32, 1));
     private static final Secret OTHER_KEY = Secret.of(bytes(32, 2));
     private static final byte[] ADDRESS = bytes(300, 3);
+    private static final String PROFILE = "peer+mm+cma";
 
     private static byte[] bytes(int n, long seed) {
         byte[] b = new byte[n];
@@ -33,7 +34,7 @@ class HandshakeMessagesTest {
 
     @Test
     void shouldDecodeWhatItEncodes() throws Exception {
-        byte[] client = HandshakeMessages.clientHello(77, 65536, 8, ADDRESS);
+        byte[] client = HandshakeMessages.clientHello(77, 65536, 8, ADDRESS, PROFILE);
         assertEquals(client.length, length(client, 8));
         assertEquals(-1, length(client, 7));
         HandshakeMessages.Hello h = HandshakeMessages.decodeHello(client, HandshakeMessages.CLIENT_HELLO);
@@ -41,8 +42,9 @@ class HandshakeMessagesTest {
         assertEquals(65536, h.sliceSize());
         assertEquals(8, h.sliceCount());
         assertArrayEquals(ADDRESS, h.workerAddress());
+        assertEquals(PROFILE, h.profile());
 
-        byte[] server = HandshakeMessages.serverHello(KEY, client, 5, 4096, 16, ADDRESS);
+        byte[] server = HandshakeMessages.serverHello(KEY, client, 5, 4096, 16, ADDRESS, PROFILE);
         assertEquals(server.length, length(server, 8));
         HandshakeMessages.Hello s = HandshakeMessages.decodeHello(server, HandshakeMessages.SERVER_HELLO);
         assertEquals(5, s.connectionId());
@@ -51,8 +53,8 @@ class HandshakeMessagesTest {
 
     @Test
     void shouldAuthenticateBothSidesWithTheKey() {
-        byte[] client = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS);
-        byte[] server = HandshakeMessages.serverHello(KEY, client, 2, 65536, 8, ADDRESS);
+        byte[] client = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS, PROFILE);
+        byte[] server = HandshakeMessages.serverHello(KEY, client, 2, 65536, 8, ADDRESS, PROFILE);
         assertTrue(HandshakeMessages.verifyServerHello(KEY, client, server));
         assertFalse(HandshakeMessages.verifyServerHello(OTHER_KEY, client, server));
         byte[] finish = HandshakeMessages.finish(KEY, client, server);
@@ -65,15 +67,15 @@ class HandshakeMessagesTest {
 
     @Test
     void shouldRefuseReplayedAndReflectedMessages() {
-        byte[] client = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS);
-        byte[] server = HandshakeMessages.serverHello(KEY, client, 2, 65536, 8, ADDRESS);
+        byte[] client = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS, PROFILE);
+        byte[] server = HandshakeMessages.serverHello(KEY, client, 2, 65536, 8, ADDRESS, PROFILE);
         byte[] finish = HandshakeMessages.finish(KEY, client, server);
         // replay: the same client hello and FINISH against a fresh server hello (a new nonce)
-        byte[] freshServer = HandshakeMessages.serverHello(KEY, client, 2, 65536, 8, ADDRESS);
+        byte[] freshServer = HandshakeMessages.serverHello(KEY, client, 2, 65536, 8, ADDRESS, PROFILE);
         assertFalse(Arrays.equals(server, freshServer));
         assertFalse(HandshakeMessages.verifyFinish(KEY, client, freshServer, finish));
         // a server hello meant for another client hello
-        byte[] otherClient = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS);
+        byte[] otherClient = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS, PROFILE);
         assertFalse(HandshakeMessages.verifyServerHello(KEY, otherClient, server));
         // reflection: a server's MAC presented as a client's
         byte[] reflected = HandshakeMessages.finish(KEY, client, server);
@@ -95,7 +97,7 @@ class HandshakeMessagesTest {
         byte[] readyWithBody = {'H', 'N', 'I', 'O', 2, HandshakeMessages.READY, 0, 1};
         assertThrows(ProtocolException.class, () -> length(readyWithBody, 8));
 
-        byte[] client = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS);
+        byte[] client = HandshakeMessages.clientHello(1, 65536, 8, ADDRESS, PROFILE);
         for (int[] field : new int[][] {{8 + 16 + 4, 1}, {8 + 16 + 4, 1 << 30}, {8 + 16 + 8, 1}, {8 + 16 + 8, 5000}}) {
             byte[] bad = client.clone();
             ByteBuffer.wrap(bad).putInt(field[0], field[1]);
