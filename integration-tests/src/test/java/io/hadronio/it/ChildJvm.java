@@ -161,6 +161,16 @@ public final class ChildJvm implements AutoCloseable {
         return output.toString();
     }
 
+    /**
+     * True when the child printed an error: a peer's own {@code ERROR ...} line, an SLF4J
+     * record at ERROR (Netty's, through slf4j-simple), or a {@code SEVERE} record of
+     * java.util.logging (where hadroNIO's {@link System.Logger} ERROR records go by default).
+     */
+    public boolean printedErrors() {
+        String out = output();
+        return out.contains("ERROR") || out.lines().anyMatch(l -> l.startsWith("SEVERE: "));
+    }
+
     public String report() {
         return "child JVM (" + description + ")" + (process.isAlive() ? " running" : " exited with "
                 + process.exitValue()) + ", output:\n" + output;
