@@ -74,9 +74,11 @@ median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{v[NR] = $1} END {if (NR == 0
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
 # first_error LOG: the first line of LOG that names an exception or a server complaint, shortened and
-# without port numbers (so that the same failure in several runs is listed once)
+# without port numbers (so that the same failure in several runs is listed once). Complaints: the
+# server's own lines, SLF4J's (Netty's) WARN/ERROR records and java.util.logging's WARNING/SEVERE
+# ones (hadroNIO logs through System.Logger, printed by java.util.logging by default)
 first_error() {
-  grep -m1 -E '^(Caused by: )?[A-Za-z0-9_.$]+(Exception|Error)\b|^server: |WARN |ERROR ' "$1" 2>/dev/null \
+  grep -m1 -E '^(Caused by: )?[A-Za-z0-9_.$]+(Exception|Error)\b|^server: |WARN |ERROR |^WARNING: |^SEVERE: ' "$1" 2>/dev/null \
     | sed -e 's/^\[[^]]*\] //' -e 's/io\.hadronio\.[A-Za-z.]*\.//' -e 's/\(\/[0-9.]*\):[0-9][0-9]*/\1:PORT/g' \
     | cut -c1-160 || true
 }

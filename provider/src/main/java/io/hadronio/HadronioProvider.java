@@ -6,6 +6,8 @@ import io.hadronio.platform.JdkInternals;
 import io.hadronio.transport.UcxRuntime;
 import io.hadronio.ucx.Ucx;
 import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.net.ProtocolFamily;
 import java.net.StandardProtocolFamily;
 import java.nio.channels.Channel;
@@ -16,8 +18,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.Objects;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * hadroNIO's {@link SelectorProvider}: {@code SocketChannel} and
@@ -29,11 +29,14 @@ import org.slf4j.LoggerFactory;
  * and {@code hadronio.jar} on the class path. The configuration is read and validated
  * here, at the first use of NIO: a bad value throws (the JDK reports it as a
  * {@code ServiceConfigurationError}) with a message naming the property. If UCX cannot
- * be loaded or initialised, one WARN line is logged and every channel comes from the
- * JDK's provider: the application keeps running, unaccelerated.
+ * be loaded or initialised, one WARNING is logged (through {@link System.Logger}, as is
+ * everything hadroNIO logs) and every channel comes from the JDK's provider: the
+ * application keeps running, unaccelerated.
  */
 public class HadronioProvider extends SelectorProvider {
-    private static final Logger LOG = LoggerFactory.getLogger(HadronioProvider.class);
+    // System.Logger, not a logging library: this class lands on every application's class path,
+    // which must not get a second copy (or a different version) of what it may carry itself
+    private static final Logger LOG = System.getLogger(HadronioProvider.class.getName());
 
     private final SelectorProvider platform;
     private final HadronioConfig config;
@@ -73,29 +76,12 @@ public class HadronioProvider extends SelectorProvider {
         }
     }
 
-    /**
-     * True when SLF4J found no logging backend (it then drops everything): the
-     * start-up lines go to {@link System.Logger} instead, so that the one WARN about a
-     * missing UCX is never lost.
-     */
-    private static boolean slf4jSilent() {
-        return LoggerFactory.getILoggerFactory() instanceof org.slf4j.helpers.NOPLoggerFactory;
-    }
-
     private static void info(String message) {
-        if (slf4jSilent()) {
-            System.getLogger(HadronioProvider.class.getName()).log(System.Logger.Level.INFO, message);
-        } else {
-            LOG.info(message);
-        }
+        LOG.log(Level.INFO, message);
     }
 
     private static void warn(String message) {
-        if (slf4jSilent()) {
-            System.getLogger(HadronioProvider.class.getName()).log(System.Logger.Level.WARNING, message);
-        } else {
-            LOG.warn(message);
-        }
+        LOG.log(Level.WARNING, message);
     }
 
     static String version() {

@@ -79,6 +79,12 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     public static ChildJvm start(Class<?> main, List<String> jvmOptions, String... args) throws IOException {
+        return start(main, System.getProperty("java.class.path"), jvmOptions, args);
+    }
+
+    /** A child with its own class path (e.g. the shaded hadronio.jar and no SLF4J). */
+    public static ChildJvm start(Class<?> main, String classPath, List<String> jvmOptions, String... args)
+            throws IOException {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> command = new ArrayList<>();
@@ -91,7 +97,7 @@ public final class ChildJvm implements AutoCloseable {
         command.add("-XX:+UseSerialGC");
         command.addAll(jvmOptions);
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(classPath);
         command.add(main.getName());
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -159,6 +165,16 @@ public final class ChildJvm implements AutoCloseable {
 
     public String output() {
         return output.toString();
+    }
+
+    /**
+     * True when the child printed an error: a peer's own {@code ERROR ...} line, an SLF4J
+     * record at ERROR (Netty's, through slf4j-simple), or a {@code SEVERE} record of
+     * java.util.logging (where hadroNIO's {@link System.Logger} ERROR records go by default).
+     */
+    public boolean printedErrors() {
+        String out = output();
+        return out.contains("ERROR") || out.lines().anyMatch(l -> l.startsWith("SEVERE: "));
     }
 
     public String report() {

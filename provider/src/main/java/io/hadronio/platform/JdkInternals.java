@@ -4,6 +4,8 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -11,8 +13,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.channels.spi.SelectorProvider;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Access to the JDK's own NIO implementation ({@code sun.nio.ch}), which a replacement
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * is turned into a global one in the very next call, as FFM downcalls have no JNI frame.
  */
 public final class JdkInternals {
-    private static final Logger LOG = LoggerFactory.getLogger(JdkInternals.class);
+    private static final Logger LOG = System.getLogger(JdkInternals.class.getName());
     private static final String PACKAGE = "sun.nio.ch";
     // JNI_VERSION_1_8
     private static final int JNI_VERSION = 0x00010008;
@@ -80,7 +80,9 @@ public final class JdkInternals {
             throw new IllegalStateException(PACKAGE + " still not exported; start the JVM with "
                     + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED");
         }
-        LOG.debug("exported java.base/{} to the unnamed modules", PACKAGE);
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "exported java.base/" + PACKAGE + " to the unnamed modules");
+        }
     }
 
     private static void exportThroughJni() throws Throwable {

@@ -4,6 +4,8 @@ import io.hadronio.connection.HandshakeMessages;
 import io.hadronio.connection.Peers;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -20,8 +22,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One daemon thread, with a selector of the JDK's provider, that owns every TCP socket
@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * lost). Channels talk to it only through {@link #execute(Runnable)}.
  */
 public final class ControlLoop implements Runnable {
-    private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
+    private static final Logger LOG = System.getLogger(ControlLoop.class.getName());
     // how long a closing connection may wait for its sends before it is torn down anyway
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
     // how long JVM exit waits for closes still in progress (see lingerAtExit)
@@ -157,7 +157,7 @@ public final class ControlLoop implements Runnable {
                 finishClosing();
                 expireHandshakes();
             } catch (Throwable t) {
-                LOG.error("hadroNIO control loop: unexpected error", t);
+                LOG.log(Level.ERROR, "hadroNIO control loop: unexpected error", t);
             }
         }
     }
@@ -282,7 +282,7 @@ public final class ControlLoop implements Runnable {
                 try {
                     child = tcp.accept();
                 } catch (IOException e) {
-                    LOG.debug("accept failed", e);
+                    LOG.log(Level.DEBUG, "accept failed", e);
                     break;
                 }
                 if (child == null) {
@@ -537,7 +537,9 @@ public final class ControlLoop implements Runnable {
         /** Hands the connection to the application as plain TCP, with the bytes we took from it first. */
         private void plain(SelectionKey key, ByteBuffer taken, String why) {
             handshakes.remove(this);
-            LOG.debug("hadroNIO: connection from {} is plain TCP ({})", peer(tcp), why);
+            if (LOG.isLoggable(Level.DEBUG)) {
+                LOG.log(Level.DEBUG, "hadroNIO: connection from " + peer(tcp) + " is plain TCP (" + why + ")");
+            }
             key.cancel();
             // the socket leaves our selector at its next selection; only then may the
             // application make it blocking
@@ -548,7 +550,9 @@ public final class ControlLoop implements Runnable {
         /** Closes the connection: it began our handshake and broke it. */
         void refuse(String why) {
             handshakes.remove(this);
-            LOG.warn("hadroNIO: refused connection from {}: {}", peer(tcp), why);
+            if (LOG.isLoggable(Level.WARNING)) {
+                LOG.log(Level.WARNING, "hadroNIO: refused connection from " + peer(tcp) + ": " + why);
+            }
             if (connection != null) {
                 connection.release();
                 connection = null;
@@ -575,8 +579,10 @@ public final class ControlLoop implements Runnable {
         Control control = new Control(h.tcp, connection);
         key.attach(control);
         open.add(control);
-        LOG.debug("hadroNIO: connection {} {} accelerated over UCX {}", direction, peer(h.tcp),
-                connection.transports());
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "hadroNIO: connection " + direction + " " + peer(h.tcp) + " accelerated over UCX "
+                    + connection.transports());
+        }
         return control;
     }
 
@@ -729,7 +735,9 @@ public final class ControlLoop implements Runnable {
             handshakes.remove(this);
             connection.release();
             connection = null;
-            LOG.debug("hadroNIO: connection to {} is plain TCP ({})", peer(tcp), why);
+            if (LOG.isLoggable(Level.DEBUG)) {
+                LOG.log(Level.DEBUG, "hadroNIO: connection to " + peer(tcp) + " is plain TCP (" + why + ")");
+            }
             key.cancel();
             afterDeregistration.add(listener::connectedPlain);
             selector.wakeup();
@@ -915,7 +923,7 @@ public final class ControlLoop implements Runnable {
                     try {
                         writeFully(control.tcp, ControlRecord.encode(ControlRecord.NUDGE, 0));
                     } catch (IOException e) {
-                        LOG.debug("control connection: could not nudge the peer", e);
+                        LOG.log(Level.DEBUG, "control connection: could not nudge the peer", e);
                     }
                 }
                 continue;
@@ -931,7 +939,7 @@ public final class ControlLoop implements Runnable {
                         writeFully(control.tcp, ControlRecord.encode(ControlRecord.CLOSE, 0));
                     }
                 } catch (IOException e) {
-                    LOG.debug("control connection: could not announce close", e);
+                    LOG.log(Level.DEBUG, "control connection: could not announce close", e);
                 }
             }
             if (c.close) {

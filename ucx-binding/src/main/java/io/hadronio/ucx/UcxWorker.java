@@ -5,6 +5,8 @@ import io.hadronio.ucx.UcpStructs.UcpEpParams;
 import io.hadronio.ucx.UcpStructs.UcpRequestParam;
 import io.hadronio.ucx.UcpStructs.UcpTagRecvInfo;
 import io.hadronio.ucx.UcpStructs.UcpWorkerParams;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -13,8 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A UCP worker ({@code ucp_worker_h}): the progress engine that endpoints, receives
@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * {@link #status}, {@link #release}) allocate nothing.
  */
 public final class UcxWorker implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(UcxWorker.class);
+    private static final Logger LOG = System.getLogger(UcxWorker.class.getName());
 
     /** The request handle of an operation that completed inside the call. */
     public static final long COMPLETED = 0;
@@ -576,8 +576,8 @@ public final class UcxWorker implements AutoCloseable {
             }
             Ucp.ucp_request_free(request);
         }
-        if (all.length > 0) {
-            LOG.debug("worker {}: {} outstanding requests cancelled and freed at close", name, all.length);
+        if (all.length > 0 && LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "worker " + name + ": " + all.length + " outstanding requests cancelled and freed at close");
         }
         closed = true;
         for (Long id : amHandlers.values()) {

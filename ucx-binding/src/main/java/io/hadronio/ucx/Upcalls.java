@@ -2,14 +2,14 @@ package io.hadronio.ucx;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The native callbacks UCX may call, each one static stub for the whole JVM. UCX
@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * Upcalls only happen inside non-critical downcalls (progress, send, close).
  */
 final class Upcalls {
-    private static final Logger LOG = LoggerFactory.getLogger(Upcalls.class);
+    private static final Logger LOG = System.getLogger(Upcalls.class.getName());
 
     // id -> UcxEndpoint / UcxAmHandler / UcxCallback
     private static final ConcurrentHashMap<Long, Object> TARGETS = new ConcurrentHashMap<>();
@@ -68,7 +68,7 @@ final class Upcalls {
                 endpoint.failed(status);
             }
         } catch (Throwable t) {
-            LOG.error("endpoint error handler threw", t);
+            LOG.log(Level.ERROR, "endpoint error handler threw", t);
         }
     }
 
@@ -83,7 +83,7 @@ final class Upcalls {
                         MemorySegment.ofAddress(data).reinterpret(length), attr);
             }
         } catch (Throwable t) {
-            LOG.error("active message handler threw", t);
+            LOG.log(Level.ERROR, "active message handler threw", t);
         }
         return (byte) UcsStatus.OK;
     }
@@ -95,7 +95,7 @@ final class Upcalls {
                 callback.onComplete(request, status, 0, 0);
             }
         } catch (Throwable t) {
-            LOG.error("send completion callback threw", t);
+            LOG.log(Level.ERROR, "send completion callback threw", t);
         }
     }
 
@@ -109,7 +109,7 @@ final class Upcalls {
                 callback.onComplete(request, status, tag, length);
             }
         } catch (Throwable t) {
-            LOG.error("receive completion callback threw", t);
+            LOG.log(Level.ERROR, "receive completion callback threw", t);
         }
     }
 
