@@ -78,6 +78,9 @@ public final class HadronioSelector extends AbstractSelector {
     private final AtomicInteger platformKeys = new AtomicInteger();
     // hadroNIO channels on plain TCP (their fd is polled) seen by the last scan
     private int plainKeys;
+    // hadroNIO listeners (their fd is polled before sleeping, and every LISTENER_PASSES spin passes)
+    private int listenerKeys;
+    private static final int LISTENER_PASSES = 64;
     // what the scans of the current selection found: keys with ready ops for their interest
     // set (any: the selection ends), and how many of them scan added or gave new ready ops
     private int readyCount;
@@ -246,7 +249,7 @@ public final class HadronioSelector extends AbstractSelector {
         if (timeout == 0) {
             wakeupPending.set(false);
             progressAll();
-            scan(pollPlatform(0));
+            scan(pollPlatform(true));
             return action == null ? updatedCount : perform(action);
         }
         begin();
@@ -254,9 +257,10 @@ public final class HadronioSelector extends AbstractSelector {
             long now = System.nanoTime();
             long deadline = timeout > 0 ? now + timeout * 1_000_000L : Long.MAX_VALUE;
             long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + spinNanos;
+            int pass = 0;
             while (true) {
                 progressAll();
-                scan(pollPlatform(0));
+                scan(pollPlatform(pass++ % LISTENER_PASSES == 0));
                 // a wakeup is consumed even when keys end the selection: it was for this one
                 boolean woken = wakeupPending.getAndSet(false);
                 if (readyCount > 0 || woken || Thread.currentThread().isInterrupted()) {
@@ -350,7 +354,7 @@ public final class HadronioSelector extends AbstractSelector {
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
                 }
             }
-            int polled = addPlatformFds();
+            int polled = addPlatformFds(false);
             pollSet.poll(timeoutMillis);
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
@@ -377,14 +381,22 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /** Appends the fds of the JDK channels with interest to the poll set; returns how many. */
-    private int addPlatformFds() {
+    private int addPlatformFds(boolean spinning) {
         platformBase = pollSet.size();
-        if (platformKeys.get() == 0 && plainKeys == 0) {
+        if (platformKeys.get() == 0 && plainKeys == 0 && (spinning || listenerKeys == 0)) {
             return 0;
         }
         int n = 0;
         for (HadronioSelectionKey key : keyArray) {
-            int fd = key.platformFd >= 0 ? key.platformFd : ((UcxSelectable) key.channel()).pollFd();
+            int fd;
+            if (key.platformFd >= 0) {
+                fd = key.platformFd;
+            } else {
+                UcxSelectable channel = (UcxSelectable) key.channel();
+                // a listener is looked at before sleeping only: a new connection may wait out
+                // the spin window, a message on an accelerated connection must not wait for a poll(2)
+                fd = spinning && !channel.pollWhileSpinning() ? -1 : channel.pollFd();
+            }
             if (fd < 0 || !key.isValid()) {
                 continue;
             }
@@ -409,14 +421,14 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /** Polls the JDK channels' fds without waiting; returns how many were polled. */
-    private int pollPlatform(int timeoutMillis) throws IOException {
-        if (platformKeys.get() == 0 && plainKeys == 0) {
+    private int pollPlatform(boolean withListeners) throws IOException {
+        if (platformKeys.get() == 0 && plainKeys == 0 && (!withListeners || listenerKeys == 0)) {
             return 0;
         }
         pollSet.clear();
-        int n = addPlatformFds();
+        int n = addPlatformFds(!withListeners);
         if (n > 0) {
-            pollSet.poll(timeoutMillis);
+            pollSet.poll(0);
         }
         return n;
     }
@@ -428,13 +440,18 @@ public final class HadronioSelector extends AbstractSelector {
      */
     private void scan(int polled) {
         int plain = 0;
+        int listeners = 0;
         for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
                 continue;
             }
             UcxSelectable channel = (UcxSelectable) key.channel();
             if (channel.pollFd() >= 0) {
-                plain++;
+                if (channel.pollWhileSpinning()) {
+                    plain++;
+                } else {
+                    listeners++;
+                }
             }
             int interest = key.interestOpsUnchecked();
             if (interest == 0) {
@@ -446,6 +463,7 @@ public final class HadronioSelector extends AbstractSelector {
             }
         }
         plainKeys = plain;
+        listenerKeys = listeners;
         for (int i = 0; i < polled; i++) {
             HadronioSelectionKey key = polledKeys[i];
             polledKeys[i] = null;

@@ -186,6 +186,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         return listenerFd;
     }
 
+    @Override
+    public boolean pollWhileSpinning() {
+        return false;
+    }
+
     /**
      * The listener's fd is readable: a connection waits in the kernel. Whether accept()
      * will return it depends on who the client is, so take it now (the selecting thread

@@ -22,6 +22,14 @@ interface UcxSelectable {
     }
 
     /**
+     * False when {@link #pollFd()} need not be polled on every pass of a selection that
+     * spins (a listener: a connection that arrives may wait until the selection sleeps).
+     */
+    default boolean pollWhileSpinning() {
+        return true;
+    }
+
+    /**
      * The operations of {@code interestOps} that are ready after {@code poll(2)} reported
      * {@code revents} for {@link #pollFd()}. The default reads them off the events, as
      * for any socket; a channel whose fd only says "look" does its own looking.
