@@ -63,7 +63,9 @@ final class Endpoints {
     static String transport(SocketChannel channel) {
         try {
             Object t = channel.getClass().getMethod("transports").invoke(channel);
-            return String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
+            String lanes = String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
+            // a hadroNIO channel whose peer is not accelerated runs on plain kernel TCP
+            return lanes.isEmpty() ? "kernel-tcp" : lanes;
         } catch (ReflectiveOperationException e) {
             return "kernel-tcp";
         }

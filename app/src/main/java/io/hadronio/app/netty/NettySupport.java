@@ -113,7 +113,9 @@ final class NettySupport {
         }
         try {
             Object t = ch.getClass().getMethod("transports").invoke(ch);
-            return String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
+            String lanes = String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
+            // a hadroNIO channel whose peer is not accelerated runs on plain kernel TCP
+            return lanes.isEmpty() ? "kernel-tcp" : lanes;
         } catch (ReflectiveOperationException e) {
             return "kernel-tcp";
         }
