@@ -475,27 +475,12 @@ public final class HadronioSelector extends AbstractSelector {
                 continue;
             }
             int interest = key.interestOpsUnchecked();
-            int ops = key.platformFd >= 0 ? platformReadyOps(interest, revents)
+            int ops = key.platformFd >= 0 ? UcxSelectable.opsFromPoll(interest, revents)
                     : ((UcxSelectable) key.channel()).readyOpsAfterPoll(interest, revents) & interest;
             if (ops != 0) {
                 found(key, ops);
             }
         }
-    }
-
-    /** A JDK channel's ready ops from its poll events. */
-    private static int platformReadyOps(int interest, int revents) {
-        int ops = 0;
-        if ((revents & (PollSet.POLLERR | PollSet.POLLHUP | PollSet.POLLNVAL)) != 0) {
-            ops = interest;
-        }
-        if ((revents & PollSet.POLLIN) != 0) {
-            ops |= interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT);
-        }
-        if ((revents & PollSet.POLLOUT) != 0) {
-            ops |= interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT);
-        }
-        return ops;
     }
 
     /**

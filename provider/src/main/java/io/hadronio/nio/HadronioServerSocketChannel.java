@@ -203,16 +203,21 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             try {
                 SocketChannel child;
                 while ((child = tcp.accept()) != null) {
-                    SocketChannel plain = classify(child);
-                    if (plain != null) {
-                        handshaken.add(new Handshaken(plain, null, null, null));
-                    }
+                    accepted(child);
                 }
             } catch (IOException e) {
                 // closed meanwhile, or the client gone: nothing to accept
             }
         }
         return readyOps(interestOps);
+    }
+
+    @Override
+    public void accepted(SocketChannel child) {
+        SocketChannel plain = classify(child);
+        if (plain != null) {
+            enqueue(new Handshaken(plain, null, null, null));
+        }
     }
 
     /** The child itself when its client is plain; null when it went to its handshake (or is gone). */

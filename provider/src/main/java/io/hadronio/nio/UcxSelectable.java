@@ -35,6 +35,11 @@ interface UcxSelectable {
      * for any socket; a channel whose fd only says "look" does its own looking.
      */
     default int readyOpsAfterPoll(int interestOps, int revents) {
+        return opsFromPoll(interestOps, revents);
+    }
+
+    /** What {@code poll(2)}'s {@code revents} mean for a socket's interest ops (any channel's fd). */
+    static int opsFromPoll(int interestOps, int revents) {
         int ops = 0;
         if ((revents & (PollSet.POLLERR | PollSet.POLLHUP | PollSet.POLLNVAL)) != 0) {
             ops = interestOps;

@@ -5,6 +5,13 @@ import java.nio.channels.SocketChannel;
 
 /** Where the control loop delivers connections whose handshake ended: a server channel. */
 public interface AcceptQueue {
+    /**
+     * A connection the control thread accepted on the server channel's listener (while
+     * registered clients are expected): plain, it waits for accept(); otherwise its
+     * handshake starts.
+     */
+    void accepted(SocketChannel child);
+
     /** An accelerated connection ready for {@code accept()}: its TCP control socket (non-blocking) and UCX half. */
     void deliver(SocketChannel tcp, Connection connection, ControlLoop.Control control);
 

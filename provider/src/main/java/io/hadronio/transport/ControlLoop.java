@@ -288,20 +288,8 @@ public final class ControlLoop implements Runnable {
                 if (child == null) {
                     break;
                 }
-                try {
-                    InetSocketAddress remote = (InetSocketAddress) child.getRemoteAddress();
-                    Peers.Inbound inbound = runtime.peers().inbound(remote, port);
-                    if (inbound == Peers.Inbound.PLAIN) {
-                        queue.deliverPlain(child, null);
-                        continue;
-                    }
-                    child.configureBlocking(false);
-                    ServerHandshake h = new ServerHandshake(queue, child, inbound);
-                    child.register(selector, SelectionKey.OP_READ, h);
-                    handshakes.add(h);
-                } catch (IOException e) {
-                    closeQuietly(child);
-                }
+                // the server channel decides, as its own accept() does
+                queue.accepted(child);
             }
             if (!always && key.isValid() && !runtime.peers().rendezvous().expects(port)) {
                 key.interestOps(0);
