@@ -5,8 +5,7 @@ import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
 import io.hadronio.transport.AcceptQueue;
-import io.hadronio.transport.Connection;
-import io.hadronio.transport.ControlLoop;
+import io.hadronio.transport.ConnectionLifecycle;
 import io.hadronio.transport.UcxRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -49,18 +48,17 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue, UcxSelectable {
     private static final int DEFAULT_BACKLOG = 50;
 
-    /** A connection whose handshake ended: accelerated (connection and control set) or plain (prefix or null). */
-    private record Handshaken(SocketChannel tcp, Connection connection, ControlLoop.Control control,
-                              ByteBuffer prefix) {
+    /** A connection whose handshake ended: accelerated (its open lifecycle) or plain (tcp, and prefix or null). */
+    private record Handshaken(ConnectionLifecycle accelerated, SocketChannel tcp, ByteBuffer prefix) {
         void close() {
-            if (control != null) {
-                control.close();
-            } else {
-                try {
+            try {
+                if (accelerated != null) {
+                    accelerated.closeUntaken();
+                } else {
                     tcp.close();
-                } catch (IOException e) {
-                    // nothing to do
                 }
+            } catch (IOException e) {
+                // nothing to do
             }
         }
     }
@@ -148,13 +146,13 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     }
 
     @Override
-    public void deliver(SocketChannel channel, Connection connection, ControlLoop.Control control) {
-        enqueue(new Handshaken(channel, connection, control, null));
+    public void deliver(ConnectionLifecycle connection) {
+        enqueue(new Handshaken(connection, null, null));
     }
 
     @Override
     public void deliverPlain(SocketChannel channel, ByteBuffer taken) {
-        enqueue(new Handshaken(channel, null, null, taken));
+        enqueue(new Handshaken(null, channel, taken));
     }
 
     private void enqueue(Handshaken h) {
@@ -216,7 +214,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     public void accepted(SocketChannel child) {
         SocketChannel plain = classify(child);
         if (plain != null) {
-            enqueue(new Handshaken(plain, null, null, null));
+            enqueue(new Handshaken(null, plain, null));
         }
     }
 
@@ -329,7 +327,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     }
 
     private SocketChannel wrap(Handshaken h) throws IOException {
-        if (h.control == null) {
+        if (h.accelerated == null) {
             try {
                 return new HadronioSocketChannel(provider(), runtime, h.tcp, h.prefix);
             } catch (IOException e) {
@@ -337,7 +335,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 throw e;
             }
         }
-        return new HadronioSocketChannel(provider(), runtime, h.tcp, h.connection, h.control);
+        return new HadronioSocketChannel(provider(), runtime, h.accelerated);
     }
 
     /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */

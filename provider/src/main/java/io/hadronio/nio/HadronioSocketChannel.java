@@ -2,7 +2,7 @@ package io.hadronio.nio;
 
 import io.hadronio.HadronioSocketOptions;
 import io.hadronio.transport.Connection;
-import io.hadronio.transport.ControlLoop;
+import io.hadronio.transport.ConnectionLifecycle;
 import io.hadronio.transport.UcxRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -11,13 +11,10 @@ import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
-import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NoConnectionPendingException;
-import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
@@ -35,69 +32,43 @@ import java.util.concurrent.locks.ReentrantLock;
  * addresses, binding, connecting and options. Which path the bytes take is decided once,
  * when the connection is set up ({@link io.hadronio.connection.Peers}), and never changes:
  * <ul>
- * <li>{@code PATH_TCP}: plain TCP. Every operation goes to {@code tcp}, whose blocking mode
- *     is this channel's; a selector polls its fd. Exactly the JDK's behaviour.</li>
- * <li>{@code PATH_UCX}: accelerated. The {@link Connection} carries the bytes; {@code tcp}
- *     belongs to the control thread and carries control records.</li>
+ * <li>plain: every operation goes to {@code tcp}, whose blocking mode is this channel's; a
+ *     selector polls its fd. Exactly the JDK's behaviour.</li>
+ * <li>accelerated: the {@link Connection} carries the bytes; {@code tcp} belongs to the
+ *     control thread and carries control records.</li>
  * </ul>
  *
- * <p>State ladder: {@code ST_UNCONNECTED < ST_CONNECTIONPENDING < ST_CONNECTED < ST_CLOSING
- * < ST_CLOSED}, changed only under {@link #stateLock}. Lock order: {@link #readLock},
- * {@link #writeLock}, {@link #stateLock}; nothing blocks under {@code stateLock}.
+ * <p>The channel keeps no state of its own: its {@link ConnectionLifecycle} owns the state
+ * ladder, the path and the half-closes, and this class tells it what the application did
+ * and asks it what holds. Lock order: {@link #readLock}, {@link #writeLock}, then the
+ * lifecycle's (a leaf, never held while blocking).
  */
 public final class HadronioSocketChannel extends SocketChannel implements UcxSelectable {
-    private static final int ST_UNCONNECTED = 0;
-    private static final int ST_CONNECTIONPENDING = 1;
-    private static final int ST_CONNECTED = 2;
-    private static final int ST_CLOSING = 3;
-    private static final int ST_CLOSED = 4;
-
-    private static final int PATH_UNDECIDED = 0;
-    private static final int PATH_TCP = 1;
-    private static final int PATH_UCX = 2;
-
     private final UcxRuntime runtime;
-    // the kernel socket: the whole connection on PATH_TCP, bootstrap and control connection on PATH_UCX
+    // the kernel socket: the whole connection when plain, set-up and control connection when accelerated
     private final SocketChannel tcp;
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
-    private final Object stateLock = new Object();
-    // need stateLock to change
-    private volatile int state;
-    // set once (under blockingLock(), together with tcp's blocking mode)
-    private volatile int path;
-    // tcp's fd, for selectors, once on PATH_TCP
+    // the connection's state, path and half-closes
+    private final ConnectionLifecycle life;
+    // tcp's fd, for selectors, once plain
     private volatile int tcpFd = -1;
-    private volatile boolean inputShutdown;
-    private volatile boolean outputShutdown;
-    // PATH_UCX, set once connected
-    private volatile Connection connection;
-    private volatile ControlLoop.Control control;
-    // PATH_TCP of an accepted channel: bytes the server's detection read that belong to the application
+    // a plain accepted channel: bytes the server's detection read that belong to the application
     private ByteBuffer prefix;
     // reused one-element arrays for read(ByteBuffer)/write(ByteBuffer); under read/write lock
     private final ByteBuffer[] readOne = new ByteBuffer[1];
     private final ByteBuffer[] writeOne = new ByteBuffer[1];
-    // how a handshake run by the control thread ended (null while it runs); guarded by itself
-    private final Object outcomeLock = new Object();
-    private volatile Outcome outcome;
-    // set by whoever closed an established connection that finishConnect never took over
-    private final java.util.concurrent.atomic.AtomicBoolean unfinishedClosed =
-            new java.util.concurrent.atomic.AtomicBoolean();
     // SO_TIMEOUT of the socket adaptor's streams, in ms (0: none)
     volatile int readTimeoutMillis;
     private SocketAdaptor socket;
-
-    /** How an accelerated connect ended: UCX, plain TCP after all, or a failure. */
-    private record Outcome(Connection connection, ControlLoop.Control control, IOException failure) {
-        static final Outcome PLAIN = new Outcome(null, null, null);
-    }
+    private final Object adaptorLock = new Object();
 
     /** An unconnected channel ({@code SocketChannel.open()}). */
     public HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime) throws IOException {
         super(provider);
         this.runtime = runtime;
         this.tcp = runtime.platform().openSocketChannel();
+        this.life = ConnectionLifecycle.unconnected(runtime.control(), tcp);
     }
 
     /** An unconnected channel of one protocol family ({@code SocketChannel.open(family)}). */
@@ -106,18 +77,15 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         super(provider);
         this.runtime = runtime;
         this.tcp = runtime.platform().openSocketChannel(family);
+        this.life = ConnectionLifecycle.unconnected(runtime.control(), tcp);
     }
 
-    /** An accepted accelerated channel, connected. */
-    HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, SocketChannel tcp, Connection connection,
-                          ControlLoop.Control control) {
+    /** An accepted accelerated channel, open. */
+    HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle accepted) {
         super(provider);
         this.runtime = runtime;
-        this.tcp = tcp;
-        this.connection = connection;
-        this.control = control;
-        this.path = PATH_UCX;
-        this.state = ST_CONNECTED;
+        this.tcp = accepted.tcp();
+        this.life = accepted;
     }
 
     /** An accepted plain channel, connected; {@code prefix}: bytes already read from it, or null. */
@@ -127,16 +95,16 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.runtime = runtime;
         this.tcp = tcp;
         this.prefix = prefix;
-        this.state = ST_CONNECTED;
+        this.life = ConnectionLifecycle.acceptedPlain(runtime.control(), tcp);
         usePlainTcp();
     }
 
-    /** Switches to PATH_TCP: from now on {@code tcp} is the channel, in this channel's blocking mode. */
+    /** Goes plain: from now on {@code tcp} is the channel, in this channel's blocking mode. */
     private void usePlainTcp() throws IOException {
         synchronized (blockingLock()) {
+            life.choosePlain();
             tcp.configureBlocking(isBlocking());
             tcpFd = io.hadronio.platform.PlatformChannels.fd(tcp);
-            path = PATH_TCP;
         }
     }
 
@@ -147,13 +115,10 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     }
 
     private void ensureConnected() throws IOException {
-        int s = state;
-        if (s >= ST_CLOSING || !isOpen()) {
+        if (!isOpen()) {
             throw new ClosedChannelException();
         }
-        if (s != ST_CONNECTED) {
-            throw new NotYetConnectedException();
-        }
+        life.ensureOpenForIo();
     }
 
     /**
@@ -162,24 +127,13 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * while not connected.
      */
     public String transport() {
-        if (state != ST_CONNECTED && state != ST_CLOSING) {
-            return "";
-        }
-        if (path == PATH_TCP) {
-            return "tcp";
-        }
-        Connection c = connection;
-        if (c == null) {
-            return "";
-        }
-        String t = c.transports();
-        return "ucx:" + t.substring(1, t.length() - 1).replace(" ", "");
+        return life.transport();
     }
 
     /** The transports UCX uses for this connection, e.g. [cma, sysv] ([] on plain TCP), for logs and tests. */
     public String transports() {
-        Connection c = connection;
-        return c == null ? "[]" : c.transports();
+        Connection c = life.connection();
+        return c == null || life.isPlain() ? "[]" : c.transports();
     }
 
     // ---- addresses and connection set-up -----------------------------------------------------
@@ -189,16 +143,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         readLock.lock();
         writeLock.lock();
         try {
-            synchronized (stateLock) {
-                ensureOpen();
-                if (state == ST_CONNECTIONPENDING) {
-                    throw new ConnectionPendingException();
-                }
-                if (state == ST_CONNECTED) {
-                    throw new AlreadyConnectedException();
-                }
-                tcp.bind(local);
-            }
+            ensureOpen();
+            life.ensureUnconnected();
+            tcp.bind(local);
             return this;
         } finally {
             writeLock.unlock();
@@ -225,16 +172,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         readLock.lock();
         writeLock.lock();
         try {
-            synchronized (stateLock) {
-                ensureOpen();
-                if (state == ST_CONNECTED) {
-                    throw new AlreadyConnectedException();
-                }
-                if (state == ST_CONNECTIONPENDING) {
-                    throw new ConnectionPendingException();
-                }
-                state = ST_CONNECTIONPENDING;
-            }
+            ensureOpen();
+            life.beginConnect();
             boolean blocking = isBlocking();
             long rendezvousDeadline = System.nanoTime()
                     + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
@@ -256,25 +195,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 close();
                 throw e;
             }
-            runtime.control().connectAsync(tcp, new ControlLoop.ConnectListener() {
-                @Override
-                public void connected(Connection c, ControlLoop.Control ctl) {
-                    publish(new Outcome(c, ctl, null));
-                    if (!isOpen()) {
-                        closeUnfinished(ctl);
-                    }
-                }
-
-                @Override
-                public void connectedPlain() {
-                    publish(Outcome.PLAIN);
-                }
-
-                @Override
-                public void failed(IOException cause) {
-                    publish(new Outcome(null, null, cause));
-                }
-            });
+            runtime.control().connectAsync(life);
             if (!blocking) {
                 return false;
             }
@@ -291,17 +212,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             tcp.bind(null);
         }
         return (InetSocketAddress) tcp.getLocalAddress();
-    }
-
-    private void publish(Outcome o) {
-        synchronized (outcomeLock) {
-            outcome = o;
-            outcomeLock.notifyAll();
-        }
-        if (o.connection() != null) {
-            o.connection().group().wakeSleepers();
-        }
-        runtime.wakeAll();
     }
 
     /** A plain TCP connect on {@code tcp}, which is in this channel's blocking mode. */
@@ -325,12 +235,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     }
 
     private void connectedPlainly() throws ClosedChannelException {
-        synchronized (stateLock) {
-            if (state != ST_CONNECTIONPENDING || !isOpen()) {
-                throw new ClosedChannelException();
-            }
-            state = ST_CONNECTED;
-        }
+        ensureOpen();
+        life.connectedPlain();
     }
 
     /**
@@ -341,31 +247,20 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * @param timeoutMillis > 0: at most this long (the adaptor's connect timeout)
      */
     private boolean completeConnect(int timeoutMillis) throws IOException {
-        Outcome o;
         boolean completed = false;
         try {
             begin();
             long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
-            synchronized (outcomeLock) {
-                while ((o = outcome) == null && isOpen()) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        break;
-                    }
-                    try {
-                        outcomeLock.wait(Math.max(1, Math.min(left / 1_000_000, 1000)));
-                    } catch (InterruptedException e) {
-                        // the channel's interruptor closes it; the loop sees that
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
+            try {
+                completed = life.awaitHandshake(deadline);
+            } catch (InterruptedException e) {
+                // the channel's interruptor closes it; end() reports that
+                Thread.currentThread().interrupt();
             }
-            completed = o != null;
         } finally {
             end(completed);
         }
-        if (o == null) {
+        if (!completed) {
             close();
             if (Thread.currentThread().isInterrupted()) {
                 // the wait saw the interrupt before the channel's interruptor ran (it sets the
@@ -374,28 +269,19 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
             throw new SocketTimeoutException("Connect timed out");
         }
-        return takeOutcome(o);
+        return takeOutcome();
     }
 
-    /** Takes over what the handshake produced; true once connected. */
-    private boolean takeOutcome(Outcome o) throws IOException {
-        if (o.failure() != null) {
+    /** Takes over what the ended handshake produced (UCX, plain TCP, or a failure, thrown); true once connected. */
+    private boolean takeOutcome() throws IOException {
+        ensureOpen();
+        IOException failure = life.takeOutcome();
+        if (failure != null) {
             close();
-            throw o.failure();
+            throw failure;
         }
-        if (o.connection() == null) {
+        if (life.isPlain()) {
             usePlainTcp();
-            connectedPlainly();
-            return true;
-        }
-        synchronized (stateLock) {
-            if (state != ST_CONNECTIONPENDING || !isOpen()) {
-                throw new ClosedChannelException();
-            }
-            connection = o.connection();
-            control = o.control();
-            path = PATH_UCX;
-            state = ST_CONNECTED;
         }
         return true;
     }
@@ -418,14 +304,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             writeLock.lock();
             try {
                 ensureOpen();
-                int s = state;
-                if (s == ST_CONNECTED) {
+                int s = life.state();
+                if (s == ConnectionLifecycle.OPEN) {
                     return true;
                 }
-                if (s != ST_CONNECTIONPENDING) {
+                if (s != ConnectionLifecycle.CONNECTING) {
                     throw new NoConnectionPendingException();
                 }
-                if (path == PATH_TCP) {
+                if (life.handshakeEnded()) {
+                    return takeOutcome();
+                }
+                if (life.isPlain()) {
                     boolean done;
                     try {
                         done = tcp.finishConnect();
@@ -441,8 +330,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 if (isBlocking()) {
                     return completeConnect(0);
                 }
-                Outcome o = outcome;
-                return o != null && takeOutcome(o);
+                return false;
             } finally {
                 writeLock.unlock();
             }
@@ -454,26 +342,25 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     @Override
     public int readyOps(int interestOps) {
         int ready = 0;
-        int s = state;
-        int p = path;
-        if ((interestOps & SelectionKey.OP_CONNECT) != 0 && s == ST_CONNECTIONPENDING && p != PATH_TCP
-                && outcome != null) {
+        int s = life.state();
+        if ((interestOps & SelectionKey.OP_CONNECT) != 0 && life.handshakeEnded()) {
             ready |= SelectionKey.OP_CONNECT;
         }
-        if (s != ST_CONNECTED) {
+        if (s != ConnectionLifecycle.OPEN) {
             return ready;
         }
-        if (p == PATH_TCP) {
+        boolean inputShut = life.isInputShut();
+        if (life.isPlain()) {
             // the fd tells the rest
-            if ((interestOps & SelectionKey.OP_READ) != 0 && (inputShutdown || hasPrefix())) {
+            if ((interestOps & SelectionKey.OP_READ) != 0 && (inputShut || hasPrefix())) {
                 ready |= SelectionKey.OP_READ;
             }
             return ready;
         }
-        Connection c = connection;
+        Connection c = life.connection();
         int rw = interestOps & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         if (c != null && rw != 0) {
-            if (inputShutdown) {
+            if (inputShut) {
                 ready |= rw & SelectionKey.OP_READ;
                 rw &= ~SelectionKey.OP_READ;
             }
@@ -484,7 +371,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     @Override
     public int pollFd() {
-        return path == PATH_TCP ? tcpFd : -1;
+        return tcpFd;
     }
 
     private boolean hasPrefix() {
@@ -494,12 +381,12 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     @Override
     public boolean isConnected() {
-        return state == ST_CONNECTED;
+        return life.state() == ConnectionLifecycle.OPEN;
     }
 
     @Override
     public boolean isConnectionPending() {
-        return state == ST_CONNECTIONPENDING;
+        return life.state() == ConnectionLifecycle.CONNECTING;
     }
 
     @Override
@@ -556,23 +443,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     @Override
     public SocketChannel shutdownInput() throws IOException {
-        synchronized (stateLock) {
-            ensureOpen();
-            if (state != ST_CONNECTED) {
-                throw new NotYetConnectedException();
-            }
-            if (path == PATH_TCP) {
-                tcp.shutdownInput();
-                prefix = null;
-            }
-            inputShutdown = true;
+        ensureConnected();
+        if (life.isPlain()) {
+            tcp.shutdownInput();
+            prefix = null;
         }
-        if (path == PATH_UCX) {
-            // a reader blocked in await() waits for the connection's readiness, which knows
-            // nothing of this flag: tell the connection, so the reader wakes and returns -1
-            // (as the JDK's shutdownInput signals its reader thread)
-            connection.shutdownInput();
-        }
+        // a reader blocked in await() wakes and returns -1 (as the JDK's shutdownInput
+        // signals its reader thread)
+        life.shutdownInput();
         return this;
     }
 
@@ -580,19 +458,12 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     public SocketChannel shutdownOutput() throws IOException {
         writeLock.lock();
         try {
-            synchronized (stateLock) {
-                ensureOpen();
-                if (state != ST_CONNECTED) {
-                    throw new NotYetConnectedException();
-                }
-                if (path == PATH_TCP) {
-                    tcp.shutdownOutput();
-                    outputShutdown = true;
-                } else if (!outputShutdown) {
-                    outputShutdown = true;
-                    control.shutdownOutput();
-                }
+            ensureConnected();
+            if (life.isPlain()) {
+                tcp.shutdownOutput();
             }
+            // accelerated: FIN goes out once the sends posted so far completed
+            life.shutdownOutput();
         } finally {
             writeLock.unlock();
         }
@@ -600,24 +471,24 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     }
 
     boolean isInputShutdown() {
-        return inputShutdown;
+        return life.isInputShut();
     }
 
     boolean isOutputShutdown() {
-        return outputShutdown;
+        return life.isOutputShut();
     }
 
     /** TCP urgent data, on a plain connection; on an accelerated one it is dropped (a peer without OOBINLINE drops it too). */
     void sendUrgentData(int data) throws IOException {
         ensureConnected();
-        if (path == PATH_TCP) {
+        if (life.isPlain()) {
             tcp.socket().sendUrgentData(data);
         }
     }
 
     /** The TCP socket, for the adaptor's options that only a plain connection has. */
     java.net.Socket plainSocket() {
-        return path == PATH_TCP ? tcp.socket() : null;
+        return life.isPlain() ? tcp.socket() : null;
     }
 
     // ---- data path -----------------------------------------------------------------------------
@@ -632,7 +503,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             readOne[0] = null;
             readLock.unlock();
-            if (state == ST_CLOSING) {
+            if (life.state() == ConnectionLifecycle.CLOSING) {
                 tryFinishClose();
             }
         }
@@ -649,7 +520,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             return implRead(dsts, offset, length, 0);
         } finally {
             readLock.unlock();
-            if (state == ST_CLOSING) {
+            if (life.state() == ConnectionLifecycle.CLOSING) {
                 tryFinishClose();
             }
         }
@@ -664,7 +535,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             readOne[0] = null;
             readLock.unlock();
-            if (state == ST_CLOSING) {
+            if (life.state() == ConnectionLifecycle.CLOSING) {
                 tryFinishClose();
             }
         }
@@ -678,11 +549,11 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         }
         ensureConnected();
-        if (path == PATH_TCP) {
+        if (life.isPlain()) {
             return readPlain(dsts, offset, length, timeoutMillis);
         }
-        Connection c = connection;
-        if (inputShutdown) {
+        Connection c = life.connection();
+        if (life.isInputShut()) {
             return -1;
         }
         boolean blocking = isBlocking();
@@ -694,7 +565,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             n = c.read(dsts, offset, length);
             if (n == 0 && blocking) {
                 long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
-                while (n == 0 && isOpen() && !inputShutdown && Connection.hasRemaining(dsts, offset, length)) {
+                while (n == 0 && isOpen() && !life.isInputShut() && Connection.hasRemaining(dsts, offset, length)) {
                     if (!c.await(Connection.OP_READ, deadline)) {
                         throw new SocketTimeoutException("Read timed out");
                     }
@@ -703,7 +574,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     }
                     n = c.read(dsts, offset, length);
                 }
-                if (inputShutdown && n == 0) {
+                if (n == 0 && life.isInputShut()) {
                     n = -1;
                 }
             }
@@ -780,7 +651,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             writeOne[0] = null;
             writeLock.unlock();
-            if (state == ST_CLOSING) {
+            if (life.state() == ConnectionLifecycle.CLOSING) {
                 tryFinishClose();
             }
         }
@@ -797,7 +668,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             return implWrite(srcs, offset, length);
         } finally {
             writeLock.unlock();
-            if (state == ST_CLOSING) {
+            if (life.state() == ConnectionLifecycle.CLOSING) {
                 tryFinishClose();
             }
         }
@@ -806,7 +677,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
         assert writeLock.isHeldByCurrentThread();
         ensureConnected();
-        if (path == PATH_TCP) {
+        if (life.isPlain()) {
             try {
                 return tcp.write(srcs, offset, length);
             } catch (ClosedByInterruptException e) {
@@ -814,8 +685,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 throw e;
             }
         }
-        Connection c = connection;
-        if (outputShutdown) {
+        Connection c = life.connection();
+        if (life.isOutputShut()) {
             throw new ClosedChannelException();
         }
         boolean blocking = isBlocking();
@@ -852,65 +723,27 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     protected void implConfigureBlocking(boolean block) throws IOException {
         // on PATH_TCP the kernel socket is the channel; otherwise blocking is a property of
         // our own waits, and the control socket stays non-blocking
-        if (path == PATH_TCP) {
+        if (life.isPlain()) {
             tcp.configureBlocking(block);
         }
     }
 
     /**
-     * Starts closing. On PATH_TCP it closes the kernel socket, as the JDK does. Otherwise
-     * it never blocks (it may run in a thread that interrupts a reader, or in the reader
-     * itself): it marks the channel closing and wakes blocked readers and writers, and
-     * whoever leaves last - this call, or the last read or write - finishes with
-     * {@link #tryFinishClose()}.
+     * Starts closing. A plain channel (or one with nothing set up yet) closes its kernel
+     * socket, as the JDK does. Otherwise it never blocks (it may run in a thread that
+     * interrupts a reader, or in the reader itself): the lifecycle moves to CLOSING and
+     * wakes blocked readers and writers, and whoever leaves last - this call, or the last
+     * read or write - finishes with {@link #tryFinishClose()}.
      */
     @Override
     protected void implCloseSelectableChannel() throws IOException {
-        Connection c;
-        synchronized (stateLock) {
-            if (state >= ST_CLOSING) {
-                return;
-            }
-            boolean connecting = state == ST_CONNECTIONPENDING;
-            state = ST_CLOSING;
-            c = connection;
-            if (path == PATH_TCP) {
-                state = ST_CLOSED;
-                tcp.close();
-                return;
-            }
-            Outcome unfinished = outcome;
-            if (connecting && unfinished != null && unfinished.control() != null) {
-                // connected, but finishConnect was not called: the peer may have accepted
-                // already; close as a connected channel does (the peer reads end-of-stream)
-                closeUnfinished(unfinished.control());
-            } else if (c == null) {
-                // nothing sent yet: closing the kernel socket also ends the handshake
-                tcp.close();
-            }
-        }
-        synchronized (outcomeLock) {
-            outcomeLock.notifyAll();
-        }
-        if (c != null) {
-            c.markReleased();
-        }
-        tryFinishClose();
-    }
-
-    /**
-     * Closes a connection that a non-blocking connect established but finishConnect never
-     * took over (the channel was closed first), once, whichever of close() and the control
-     * loop's report comes last.
-     */
-    private void closeUnfinished(ControlLoop.Control ctl) {
-        if (unfinishedClosed.compareAndSet(false, true)) {
-            ctl.close();
+        if (life.close()) {
+            tryFinishClose();
         }
     }
 
     /**
-     * Finishes a close once no read or write is in progress: the control loop then
+     * Finishes a close once no read or write is in progress: the control thread then
      * waits for posted sends, announces FIN and CLOSE, and frees the connection.
      */
     private void tryFinishClose() {
@@ -922,18 +755,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 return;
             }
             try {
-                synchronized (stateLock) {
-                    if (state != ST_CLOSING) {
-                        return;
-                    }
-                    state = ST_CLOSED;
-                    if (control != null) {
-                        if (lingerZero()) {
-                            control.abort();
-                        } else {
-                            control.close();
-                        }
-                    }
+                if (life.state() == ConnectionLifecycle.CLOSING) {
+                    life.lastOut(lingerZero());
                 }
             } finally {
                 writeLock.unlock();
@@ -955,7 +778,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     @Override
     public Socket socket() {
-        synchronized (stateLock) {
+        synchronized (adaptorLock) {
             if (socket == null) {
                 socket = SocketAdaptor.create(this);
             }
@@ -969,18 +792,19 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         if (!isOpen()) {
             sb.append("closed");
         } else {
-            sb.append(switch (state) {
-                case ST_UNCONNECTED -> "unconnected";
-                case ST_CONNECTIONPENDING -> "connection-pending";
-                case ST_CONNECTED -> "connected";
+            int s = life.state();
+            sb.append(switch (s) {
+                case ConnectionLifecycle.NEW -> "unconnected";
+                case ConnectionLifecycle.CONNECTING -> "connection-pending";
+                case ConnectionLifecycle.OPEN -> "connected";
                 default -> "closing";
             });
-            if (state == ST_CONNECTED) {
+            if (s == ConnectionLifecycle.OPEN) {
                 sb.append(' ').append(transport());
             }
             try {
                 sb.append(" local=").append(tcp.getLocalAddress());
-                if (state == ST_CONNECTED) {
+                if (s == ConnectionLifecycle.OPEN) {
                     sb.append(" remote=").append(tcp.getRemoteAddress());
                 }
             } catch (IOException e) {

@@ -12,8 +12,8 @@ public interface AcceptQueue {
      */
     void accepted(SocketChannel child);
 
-    /** An accelerated connection ready for {@code accept()}: its TCP control socket (non-blocking) and UCX half. */
-    void deliver(SocketChannel tcp, Connection connection, ControlLoop.Control control);
+    /** An accelerated connection ready for {@code accept()}, open. */
+    void deliver(ConnectionLifecycle connection);
 
     /**
      * A plain TCP connection ready for {@code accept()} (non-blocking, in no selector);

@@ -108,18 +108,12 @@ public final class Connection implements WorkerGroup.Readiness {
     private long dataTag;
     private long creditTag;
 
-    // ---- end of stream, from the control connection ----
-    private volatile long peerFinCount = -1;
-    private volatile boolean peerClosed;
-    // the one write after the peer's close that is taken, as a kernel socket takes it (under lock)
-    private boolean writeAfterCloseTaken;
-    private volatile String resetReason;
-    // set when the local side stops using the connection
-    private volatile boolean released;
-    // set by the local shutdownInput: readers waiting for data wake and see end-of-stream
-    private volatile boolean inputShutdown;
+    // whose state (end-of-stream, reset, close) this data path obeys; it keeps none of its own
+    private final ConnectionLifecycle life;
 
-    Connection(WorkerGroup group, ControlLoop control, int sliceSize, int sliceCount) throws UcxException {
+    Connection(ConnectionLifecycle life, WorkerGroup group, ControlLoop control, int sliceSize, int sliceCount)
+            throws UcxException {
+        this.life = life;
         this.group = group;
         this.control = control;
         this.worker = group.worker();
@@ -198,7 +192,7 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    // ---- control events ------------------------------------------------------------------
+    // ---- for the lifecycle and the control thread --------------------------------------------
 
     /**
      * For the control loop, after the peer nudged us: progress so that the peer's last
@@ -206,7 +200,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * still needed (the peer's FIN has not arrived).
      */
     boolean progressForPeer() {
-        if (released || resetReason != null || peerFinCount >= 0) {
+        if (life.state() == ConnectionLifecycle.CLOSED || life.isReset() || life.peerFinCount() >= 0) {
             return false;
         }
         lock.lock();
@@ -221,38 +215,14 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /**
-     * The peer will send no more than {@code messages} DATA messages (shutdownOutput or
-     * close). A count below what was already consumed breaks the protocol: reset.
-     */
-    void peerFinished(long messages) {
-        long consumed;
+    /** DATA messages fully consumed so far (a FIN may not announce fewer). */
+    long messagesConsumed() {
         lock.lock();
         try {
-            consumed = rxConsumed;
+            return rxConsumed;
         } finally {
             lock.unlock();
         }
-        if (messages < consumed) {
-            reset("peer announced the end after " + messages + " messages, but " + consumed + " arrived");
-            return;
-        }
-        peerFinCount = messages;
-        group.wakeSleepers();
-    }
-
-    /** The peer closed its channel: writes fail from now on. */
-    void peerClosed() {
-        peerClosed = true;
-        group.wakeSleepers();
-    }
-
-    /** The control connection broke without an orderly close: the peer died or reset. */
-    void reset(String reason) {
-        if (resetReason == null) {
-            resetReason = reason;
-        }
-        group.wakeSleepers();
     }
 
     /**
@@ -260,9 +230,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * no call into the worker here). The waiters are woken after that progress returns.
      */
     private void onPeerFailure(UcxEndpoint failed, int status) {
-        if (resetReason == null) {
-            resetReason = "UCX: peer failed (" + UcsStatus.describe(status) + ")";
-        }
+        life.onPeerFailure("UCX: peer failed (" + UcsStatus.describe(status) + ")");
         group.wakeAfterProgress();
     }
 
@@ -293,10 +261,6 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    public boolean isReset() {
-        return resetReason != null;
-    }
-
     // ---- read ----------------------------------------------------------------------------
 
     /**
@@ -320,11 +284,12 @@ public final class Connection implements WorkerGroup.Readiness {
                 return n;
             }
             if (hasRemaining(dsts, offset, length) && rxLength < 0) {
-                if (peerFinCount >= 0 && rxConsumed >= peerFinCount) {
+                long fin = life.peerFinCount();
+                if (fin >= 0 && rxConsumed >= fin) {
                     return -1;
                 }
-                if (resetReason != null) {
-                    throw new SocketException("Connection reset (" + resetReason + ")");
+                if (life.isReset()) {
+                    throw new SocketException("Connection reset (" + life.resetReason() + ")");
                 }
             }
             return 0;
@@ -448,7 +413,7 @@ public final class Connection implements WorkerGroup.Readiness {
         final ReentrantLock l = lock;
         l.lock();
         try {
-            if (peerClosed || resetReason != null) {
+            if (life.peerLeft()) {
                 return writeAfterPeerLeft(srcs, offset, length);
             }
             final int end = offset + length;
@@ -564,7 +529,7 @@ public final class Connection implements WorkerGroup.Readiness {
     boolean flushFromControl() {
         lock.lock();
         try {
-            if (released || !worker.isOpen()) {
+            if (life.state() >= ConnectionLifecycle.CLOSING || !worker.isOpen()) {
                 // a closing connection's held-back bytes are sent by its close (sendsComplete)
                 return false;
             }
@@ -586,7 +551,7 @@ public final class Connection implements WorkerGroup.Readiness {
     boolean endFlushWatch() {
         lock.lock();
         try {
-            if (txPending > 0 && !released && worker.isOpen()) {
+            if (txPending > 0 && life.state() < ConnectionLifecycle.CLOSING && worker.isOpen()) {
                 return false;
             }
             pendingWatched = false;
@@ -605,8 +570,7 @@ public final class Connection implements WorkerGroup.Readiness {
         if (!hasRemaining(srcs, offset, length)) {
             return 0;
         }
-        if (resetReason == null && !writeAfterCloseTaken) {
-            writeAfterCloseTaken = true;
+        if (life.takeLateWrite()) {
             long n = 0;
             for (int i = offset; i < offset + length; i++) {
                 n += srcs[i].remaining();
@@ -614,8 +578,8 @@ public final class Connection implements WorkerGroup.Readiness {
             }
             return n;
         }
-        if (resetReason != null) {
-            throw new SocketException("Connection reset (" + resetReason + ")");
+        if (life.isReset()) {
+            throw new SocketException("Connection reset (" + life.resetReason() + ")");
         }
         throw new SocketException("Broken pipe (peer closed the connection)");
     }
@@ -732,19 +696,20 @@ public final class Connection implements WorkerGroup.Readiness {
     /** Called under the group lock by {@link WorkerGroup#await}. */
     @Override
     public boolean isReady(int op) {
-        if (released || resetReason != null) {
+        if (life.waitersMustLeave()) {
             return true;
         }
         try {
             flushPending();
             if (op == OP_READ) {
-                if (inputShutdown || rxLength >= 0 || (peerFinCount >= 0 && rxConsumed >= peerFinCount)) {
+                long fin;
+                if (life.isInputShut() || rxLength >= 0 || ((fin = life.peerFinCount()) >= 0 && rxConsumed >= fin)) {
                     return true;
                 }
                 long head = rxRequests[rxHead];
                 return head == NONE || worker.receiveStatus(head) != UcsStatus.INPROGRESS;
             }
-            if (peerClosed) {
+            if (life.peerLeft()) {
                 return true;
             }
             pollCredits();
@@ -757,12 +722,6 @@ public final class Connection implements WorkerGroup.Readiness {
         } catch (IOException e) {
             return true;
         }
-    }
-
-    /** Local shutdownInput: a reader waiting for data wakes (its channel then returns -1). */
-    public void shutdownInput() {
-        inputShutdown = true;
-        group.wakeSleepers();
     }
 
     /**
@@ -785,12 +744,6 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /** Marks the connection unusable for waiters (local close) and wakes them. */
-    public void markReleased() {
-        released = true;
-        group.wakeSleepers();
-    }
-
     /**
      * Frees everything: cancels the posted receives, closes the endpoint, and releases
      * the memory. Called once, after the last reader and writer left and the sends
@@ -807,7 +760,6 @@ public final class Connection implements WorkerGroup.Readiness {
      * is deliberately left allocated rather than freed under them.
      */
     void release() {
-        released = true;
         boolean inFlight = false;
         lock.lock();
         try {
@@ -843,7 +795,7 @@ public final class Connection implements WorkerGroup.Readiness {
                         // a flushing close; if it cannot finish now (a dead peer), UCX
                         // finishes it in the background (at the latest when the worker closes).
                         // After a reset, a forced one: nobody will take the messages
-                        long close = endpoint.closeNonBlocking(resetReason != null);
+                        long close = endpoint.closeNonBlocking(life.isReset());
                         if (close != UcxWorker.COMPLETED) {
                             group.progressLocked();
                             worker.release(close);

@@ -21,32 +21,31 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One daemon thread, with a selector of the JDK's provider, that owns every TCP socket
- * once a connection is up: it accepts on the kernel listeners and runs server-side
- * handshakes (so a silent or bogus client never holds up {@code accept()}), watches the
- * control connections for end-of-stream, close and reset, and finishes local closes
- * (waiting until posted sends completed before announcing FIN/CLOSE, so nothing is
- * lost). Channels talk to it only through {@link #execute(Runnable)}.
+ * The reactor: one daemon thread, with a selector of the JDK's provider, that owns the
+ * TCP sockets of handshakes and of accelerated connections. It accepts on kernel
+ * listeners while registered clients are expected, runs both sides of handshakes (so a
+ * silent or bogus client never holds up {@code accept()}), reads the control records of
+ * established connections and fires timer ticks. What a record or a tick means for a
+ * connection is decided by its {@link ConnectionLifecycle}, not here. Other threads talk
+ * to it only through {@link #execute(Runnable)}.
  */
 public final class ControlLoop implements Runnable {
     private static final Logger LOG = System.getLogger(ControlLoop.class.getName());
-    // how long a closing connection may wait for its sends before it is torn down anyway
-    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
     // how long JVM exit waits for closes still in progress (see lingerAtExit)
     private static final long EXIT_LINGER_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final UcxRuntime runtime;
     private final Selector selector;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    private final List<Closing> closing = new ArrayList<>();
+    // connections with something to finish (FIN, CLOSE, progress for a peer): ticked every millisecond
+    private final List<ConnectionLifecycle> ticking = new ArrayList<>();
     private final List<Pending> handshakes = new ArrayList<>();
     // run after the next selection, once the sockets whose keys were cancelled have left the selector
     private final List<Runnable> afterDeregistration = new ArrayList<>();
     // accelerated connections not closed yet: a normal JVM exit closes them in order
-    private final Set<Control> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    private final Set<ConnectionLifecycle> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     // connections whose accepted bytes wait for a credit
     private final java.util.Map<Connection, Long> flushing = new java.util.IdentityHashMap<>();
     // connections that started holding bytes back, handed over by writers without a task
@@ -57,8 +56,10 @@ public final class ControlLoop implements Runnable {
     private static final long FLUSH_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private final Thread thread;
     private volatile boolean running = true;
-    // shutdownOutput/close calls whose FIN/CLOSE is not sent yet; read by the exit hook
-    private final AtomicInteger unfinishedCloses = new AtomicInteger();
+    // connections on the tick list that still owe their peer a FIN or CLOSE, after the last ticks; for the exit hook
+    private volatile int owing;
+    // loop passes so far, for the exit hook: a count taken after its task ran is fresh
+    private volatile long passes;
 
     ControlLoop(UcxRuntime runtime, SelectorProvider platform) throws IOException {
         this.runtime = runtime;
@@ -82,24 +83,22 @@ public final class ControlLoop implements Runnable {
      */
     private void lingerAtExit() {
         long deadline = System.nanoTime() + EXIT_LINGER_NANOS;
-        java.util.concurrent.CountDownLatch queued = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CompletableFuture<Long> queued = new java.util.concurrent.CompletableFuture<>();
         execute(() -> {
-            for (Control c : new ArrayList<>(open)) {
-                if (!c.closing) {
-                    c.closing = true;
-                    unfinishedCloses.incrementAndGet();
-                    // memory stays: application threads may still be inside a read or write
-                    closing.add(new Closing(c, true, false));
-                }
+            for (ConnectionLifecycle c : new ArrayList<>(open)) {
+                c.closeAtExit();
             }
-            queued.countDown();
+            // every close and shutdownOutput asked for before this task is on the tick list now
+            queued.complete(passes);
         });
+        long queuedAt;
         try {
-            queued.await(1, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
+            queuedAt = queued.get(1, TimeUnit.SECONDS);
+        } catch (InterruptedException | java.util.concurrent.ExecutionException
+                 | java.util.concurrent.TimeoutException e) {
             return;
         }
-        while (unfinishedCloses.get() > 0 && thread.isAlive() && System.nanoTime() - deadline < 0) {
+        while ((passes <= queuedAt + 1 || owing > 0) && thread.isAlive() && System.nanoTime() - deadline < 0) {
             selector.wakeup();
             try {
                 Thread.sleep(1);
@@ -107,6 +106,11 @@ public final class ControlLoop implements Runnable {
                 return;
             }
         }
+    }
+
+    /** Wakes every selector and thread sleeping on a worker (a connect's outcome is there). */
+    void wakeSelectors() {
+        runtime.wakeAll();
     }
 
     /** Runs a task on the control thread. */
@@ -120,8 +124,7 @@ public final class ControlLoop implements Runnable {
         while (running) {
             try {
                 takeFlushRequests();
-                long timeout = closing.isEmpty() && flushing.isEmpty() && nudgedBy.isEmpty()
-                        ? (handshakes.isEmpty() ? 0 : 10) : 1;
+                long timeout = ticking.isEmpty() && flushing.isEmpty() ? (handshakes.isEmpty() ? 0 : 10) : 1;
                 if (timeout == 0) {
                     // announce the open-ended sleep before the last look at the flush requests,
                     // so that a writer adding one after that look sees the flag and wakes us
@@ -153,9 +156,9 @@ public final class ControlLoop implements Runnable {
                     handle(key);
                 }
                 flushWaitingBytes();
-                progressForPeers();
-                finishClosing();
+                tick();
                 expireHandshakes();
+                passes++;
             } catch (Throwable t) {
                 LOG.log(Level.ERROR, "hadroNIO control loop: unexpected error", t);
             }
@@ -171,8 +174,8 @@ public final class ControlLoop implements Runnable {
             listener.acceptAll(key);
         } else if (attachment instanceof Pending handshake) {
             handshake.onReadable(key);
-        } else if (attachment instanceof Control control) {
-            control.onReadable(key);
+        } else if (attachment instanceof RecordReader records) {
+            records.onReadable(key);
         }
     }
 
@@ -421,6 +424,8 @@ public final class ControlLoop implements Runnable {
         final FrameReader reader = new FrameReader();
         byte[] clientHello;
         byte[] serverHello;
+        // from the client's hello on
+        ConnectionLifecycle life;
         Connection connection;
 
         ServerHandshake(AcceptQueue queue, SocketChannel tcp, Peers.Inbound inbound) {
@@ -471,7 +476,8 @@ public final class ControlLoop implements Runnable {
         private void onClientHello(byte[] frame) throws IOException {
             HandshakeMessages.Hello hello = HandshakeMessages
                     .decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
-            connection = runtime.newConnection();
+            life = ConnectionLifecycle.accepting(ControlLoop.this, tcp);
+            connection = runtime.newConnection(life);
             serverHello = HandshakeMessages.serverHello(runtime.peers().secret(),
                     hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
                     connection.group().address(), runtime.endpointProfile());
@@ -519,7 +525,9 @@ public final class ControlLoop implements Runnable {
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
             writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
                     HandshakeMessages.READY)));
-            queue.deliver(tcp, connection, established(this, key, connection, "from"));
+            life.acceptedAccelerated(connection);
+            established(this, key, life, connection, "from");
+            queue.deliver(life);
         }
 
         /** Hands the connection to the application as plain TCP, with the bytes we took from it first. */
@@ -562,16 +570,15 @@ public final class ControlLoop implements Runnable {
     }
 
     /** A handshake ended accelerated: its TCP connection carries control records from now on. */
-    private Control established(Pending h, SelectionKey key, Connection connection, String direction) {
+    private void established(Pending h, SelectionKey key, ConnectionLifecycle life, Connection connection,
+                             String direction) {
         handshakes.remove(h);
-        Control control = new Control(h.tcp, connection);
-        key.attach(control);
-        open.add(control);
+        key.attach(new RecordReader(life));
+        open.add(life);
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection " + direction + " " + peer(h.tcp) + " accelerated over UCX "
                     + connection.transports());
         }
-        return control;
     }
 
     private long handshakeNanos() {
@@ -604,50 +611,40 @@ public final class ControlLoop implements Runnable {
 
     // ---- client-side handshakes --------------------------------------------------------------
 
-    /** Told how a connect ended. */
-    public interface ConnectListener {
-        /** Accelerated: the bytes travel over UCX. */
-        void connected(Connection connection, Control control);
-
-        /** The server turned out not to share our key: plain TCP (the socket is ours no more). */
-        void connectedPlain();
-
-        void failed(IOException cause);
-    }
-
     /**
      * Runs a connect to an accelerated server to its end on the control thread: finishes
-     * the TCP connect (the socket must be non-blocking with {@code connect} already
-     * called), speaks the handshake within the handshake timeout, and tells the listener.
+     * the TCP connect (the lifecycle's socket must be non-blocking with {@code connect}
+     * already called), speaks the handshake within the handshake timeout, and tells the
+     * lifecycle how it ended.
      */
-    public void connectAsync(SocketChannel tcp, ConnectListener listener) {
+    public void connectAsync(ConnectionLifecycle life) {
         execute(() -> {
-            ClientHandshake h = new ClientHandshake(tcp, listener);
+            ClientHandshake h = new ClientHandshake(life);
             try {
-                SelectionKey key = tcp.register(selector, SelectionKey.OP_CONNECT, h);
+                SelectionKey key = life.tcp.register(selector, SelectionKey.OP_CONNECT, h);
                 handshakes.add(h);
-                if (tcp.isConnected()) {
+                if (life.tcp.isConnected()) {
                     // connected at once: no OP_CONNECT will come
                     h.onReadable(key);
                 }
             } catch (IOException e) {
-                closeQuietly(tcp);
-                listener.failed(e);
+                closeQuietly(life.tcp);
+                life.handshakeFailed(e);
             }
         });
     }
 
     /** The connecting side of a handshake, driven by readiness. */
     private final class ClientHandshake extends Pending {
-        final ConnectListener listener;
+        final ConnectionLifecycle life;
         final FrameReader reader = new FrameReader();
         Connection connection;
         byte[] clientHello;
         byte[] serverHello;
 
-        ClientHandshake(SocketChannel tcp, ConnectListener listener) {
-            super(tcp, System.nanoTime() + handshakeNanos());
-            this.listener = listener;
+        ClientHandshake(ConnectionLifecycle life) {
+            super(life.tcp, System.nanoTime() + handshakeNanos());
+            this.life = life;
         }
 
         @Override
@@ -657,7 +654,7 @@ public final class ControlLoop implements Runnable {
                     if (!tcp.isConnected() && (!key.isConnectable() || !tcp.finishConnect())) {
                         return;
                     }
-                    connection = runtime.newConnection();
+                    connection = runtime.newConnection(life);
                     clientHello = HandshakeMessages.clientHello(connection.localId,
                             connection.rxSliceSize, connection.rxSliceCount, connection.group().address(),
                             runtime.endpointProfile());
@@ -716,7 +713,13 @@ public final class ControlLoop implements Runnable {
             HandshakeMessages.Hello hello = HandshakeMessages
                     .decodeHello(serverHello, HandshakeMessages.SERVER_HELLO);
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
-            listener.connected(connection, established(this, key, connection, "to"));
+            established(this, key, life, connection, "to");
+            if (!life.handshakeAccelerated(connection)) {
+                // the channel closed (and with it the socket) while the handshake ran
+                forget(life);
+                connection.release();
+            }
+            connection = null;
         }
 
         private void plain(SelectionKey key, String why) {
@@ -727,7 +730,7 @@ public final class ControlLoop implements Runnable {
                 LOG.log(Level.DEBUG, "hadroNIO: connection to " + peer(tcp) + " is plain TCP (" + why + ")");
             }
             key.cancel();
-            afterDeregistration.add(listener::connectedPlain);
+            afterDeregistration.add(life::handshakePlain);
             selector.wakeup();
         }
 
@@ -744,39 +747,30 @@ public final class ControlLoop implements Runnable {
                 connection = null;
             }
             closeQuietly(tcp);
-            listener.failed(cause);
+            life.handshakeFailed(cause);
         }
     }
 
     /**
-     * The TCP side of one accelerated connection, owned by the control thread: after the
-     * handshake it carries only {@link ControlRecord}s. Every record is checked; one that
-     * breaks the protocol (an unknown type, a FIN that takes back messages already
-     * received or contradicts an earlier one, anything after CLOSE) resets the connection
-     * at once, so that no reader waits for an end-of-stream that will never come.
+     * Reads an established connection's control records ({@link ControlRecord}) and hands
+     * each to its lifecycle, which checks it; end-of-stream or an error on the socket ends
+     * the reading.
      */
-    public final class Control {
-        final SocketChannel tcp;
-        final Connection connection;
+    private static final class RecordReader {
+        final ConnectionLifecycle life;
         private final ByteBuffer in = ByteBuffer.allocate(ControlRecord.LENGTH);
-        private boolean closeReceived;
-        private long finReceived = -1;
-        private boolean finSent;
-        private boolean eof;
-        // a local close or the exit hook has taken it over (control thread only)
-        boolean closing;
 
-        Control(SocketChannel tcp, Connection connection) {
-            this.tcp = tcp;
-            this.connection = connection;
+        RecordReader(ConnectionLifecycle life) {
+            this.life = life;
         }
 
         void onReadable(SelectionKey key) {
             try {
                 while (true) {
-                    int n = tcp.read(in);
+                    int n = life.tcp.read(in);
                     if (n < 0) {
-                        eof(key, null);
+                        key.interestOps(0);
+                        life.onControlEof(null);
                         return;
                     }
                     if (in.hasRemaining()) {
@@ -786,162 +780,64 @@ public final class ControlLoop implements Runnable {
                     byte type = in.get();
                     long value = in.getLong();
                     in.clear();
-                    if (closeReceived) {
-                        throw new ProtocolException("control record of type " + type + " after CLOSE");
-                    }
-                    switch (type) {
-                        case ControlRecord.FIN -> {
-                            if (value < 0 || finReceived >= 0 && finReceived != value) {
-                                throw new ProtocolException("FIN of " + value + " messages (earlier: " + finReceived
-                                        + ")");
-                            }
-                            finReceived = value;
-                            connection.peerFinished(value);
-                        }
-                        case ControlRecord.NUDGE -> {
-                            if (!nudgedBy.contains(connection)) {
-                                nudgedBy.add(connection);
-                            }
-                        }
-                        case ControlRecord.CLOSE -> {
-                            if (finReceived < 0 || value != 0) {
-                                throw new ProtocolException("CLOSE without FIN");
-                            }
-                            closeReceived = true;
-                            connection.peerClosed();
-                        }
-                        default -> throw new ProtocolException("unknown control record type " + type);
+                    if (!life.onRecord(type, value)) {
+                        // it broke the protocol (the connection is reset): nothing after it is read
+                        key.interestOps(0);
+                        return;
                     }
                 }
             } catch (IOException e) {
-                eof(key, e.getMessage());
+                key.interestOps(0);
+                life.onControlEof(e.getMessage());
             }
-        }
-
-        private void eof(SelectionKey key, String error) {
-            eof = true;
-            key.interestOps(0);
-            if (!closeReceived || error != null) {
-                connection.reset(error != null ? error : "peer closed the control connection without closing");
-                connection.abortEndpoint();
-            }
-        }
-
-        /** Local shutdownOutput: announce FIN once the sends posted so far completed. */
-        public void shutdownOutput() {
-            unfinishedCloses.incrementAndGet();
-            execute(() -> ControlLoop.this.closing.add(new Closing(this, false, false)));
-        }
-
-        /** Local close: FIN and CLOSE once the sends completed, then free everything. */
-        public void close() {
-            unfinishedCloses.incrementAndGet();
-            execute(() -> {
-                if (this.closing) {
-                    // the exit hook took it over already
-                    unfinishedCloses.decrementAndGet();
-                    return;
-                }
-                this.closing = true;
-                ControlLoop.this.closing.add(new Closing(this, true, true));
-            });
-        }
-
-        /**
-         * Abortive local close ({@code SO_LINGER} 0), as the kernel does it: nothing more
-         * is sent, unsent bytes are dropped, and the control socket (which has
-         * {@code SO_LINGER} 0 itself) closes with a reset, which the peer reports as one.
-         */
-        public void abort() {
-            execute(() -> {
-                this.closing = true;
-                open.remove(this);
-                SelectionKey key = tcp.keyFor(selector);
-                if (key != null) {
-                    key.cancel();
-                }
-                closeQuietly(tcp);
-                connection.release();
-            });
         }
     }
 
-    /** A local close or shutdownOutput waiting for its sends to complete. */
-    private static final class Closing {
-        final Control control;
-        final boolean close;
-        // free the connection's memory afterwards (not at exit: threads may still use it)
-        final boolean release;
-        final long started = System.nanoTime();
-        final long deadline = started + LINGER_NANOS;
-        // a NUDGE went out: the peer progresses for us
-        boolean nudged;
+    // ---- timers: what connections have to finish ------------------------------------------------
 
-        Closing(Control control, boolean close, boolean release) {
-            this.control = control;
-            this.close = close;
-            this.release = release;
+    /** Ticks {@code life} every millisecond until it has nothing more to finish ({@link ConnectionLifecycle#tick}). */
+    void watch(ConnectionLifecycle life) {
+        if (Thread.currentThread() == thread) {
+            if (life.startTicking()) {
+                ticking.add(life);
+            }
+        } else {
+            execute(() -> watch(life));
         }
     }
 
-    // connections whose peer nudged us: progressed every loop until its FIN arrives
-    private final List<Connection> nudgedBy = new ArrayList<>();
-    // after this long with sends outstanding, a closing side nudges its peer
-    private static final long NUDGE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
-
-    private void progressForPeers() {
-        nudgedBy.removeIf(c -> !c.progressForPeer());
+    private void tick() {
+        if (ticking.isEmpty()) {
+            owing = 0;
+            return;
+        }
+        int owes = 0;
+        for (Iterator<ConnectionLifecycle> it = ticking.iterator(); it.hasNext(); ) {
+            ConnectionLifecycle life = it.next();
+            if (!life.tick()) {
+                it.remove();
+            } else if (life.owesPeer()) {
+                owes++;
+            }
+        }
+        owing = owes;
     }
 
-    private void finishClosing() {
-        for (Iterator<Closing> it = closing.iterator(); it.hasNext(); ) {
-            Closing c = it.next();
-            Control control = c.control;
-            Connection connection = control.connection;
-            boolean done;
-            try {
-                done = connection.isReset() || connection.sendsComplete() || System.nanoTime() - c.deadline > 0;
-            } catch (IOException | RuntimeException e) {
-                done = true;
-            }
-            if (!done) {
-                if (!c.nudged && !control.eof && System.nanoTime() - c.started > NUDGE_AFTER_NANOS) {
-                    // the peer may not be reading (and so not progressing): ask it to take our messages
-                    c.nudged = true;
-                    try {
-                        writeFully(control.tcp, ControlRecord.encode(ControlRecord.NUDGE, 0));
-                    } catch (IOException e) {
-                        LOG.log(Level.DEBUG, "control connection: could not nudge the peer", e);
-                    }
-                }
-                continue;
-            }
-            it.remove();
-            if (!control.eof && !connection.isReset()) {
-                try {
-                    if (!control.finSent) {
-                        writeFully(control.tcp, ControlRecord.encode(ControlRecord.FIN, connection.messagesSent()));
-                        control.finSent = true;
-                    }
-                    if (c.close) {
-                        writeFully(control.tcp, ControlRecord.encode(ControlRecord.CLOSE, 0));
-                    }
-                } catch (IOException e) {
-                    LOG.log(Level.DEBUG, "control connection: could not announce close", e);
-                }
-            }
-            if (c.close) {
-                open.remove(control);
-                SelectionKey key = control.tcp.keyFor(selector);
-                if (key != null) {
-                    key.cancel();
-                }
-                closeQuietly(control.tcp);
-                if (c.release) {
-                    connection.release();
-                }
-            }
-            unfinishedCloses.decrementAndGet();
+    /** Sends a control record on {@code life}'s socket; a peer that does not take it is only logged. */
+    void send(ConnectionLifecycle life, byte type, long value) {
+        try {
+            writeFully(life.tcp, ControlRecord.encode(type, value));
+        } catch (IOException e) {
+            LOG.log(Level.DEBUG, "control connection: could not send record " + type, e);
+        }
+    }
+
+    /** {@code life}'s socket leaves this thread's selector (before it closes). Control thread. */
+    void forget(ConnectionLifecycle life) {
+        open.remove(life);
+        SelectionKey key = life.tcp.keyFor(selector);
+        if (key != null) {
+            key.cancel();
         }
     }
 

@@ -129,8 +129,8 @@ public final class UcxRuntime {
     }
 
     /** A new connection half on the next worker group (round robin), receives posted. */
-    public Connection newConnection() throws UcxException {
+    Connection newConnection(ConnectionLifecycle life) throws UcxException {
         WorkerGroup group = groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
-        return new Connection(group, control, config.sliceSize(), config.sliceCount());
+        return new Connection(life, group, control, config.sliceSize(), config.sliceCount());
     }
 }

@@ -34,9 +34,9 @@ class CreditRefreshTest {
     }
 
     private static Connection connectionOf(SocketChannel channel) throws ReflectiveOperationException {
-        Field f = channel.getClass().getDeclaredField("connection");
+        Field f = channel.getClass().getDeclaredField("life");
         f.setAccessible(true);
-        return (Connection) f.get(channel);
+        return ((ConnectionLifecycle) f.get(channel)).connection();
     }
 
     @Test

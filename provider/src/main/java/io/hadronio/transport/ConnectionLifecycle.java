@@ -1,0 +1,705 @@
+package io.hadronio.transport;
+
+import java.io.IOException;
+import java.net.ProtocolException;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The one owner of a connection's lifecycle, plain or accelerated: its state ladder, the
+ * path its bytes take, its half-closes, what its peer announced, and how it ends. The
+ * socket channel, the selector, the UCX data path ({@link Connection}) and the control
+ * thread ({@link ControlLoop}) tell it what happened and ask it what holds; none of them
+ * keeps a copy.
+ *
+ * <h2>State</h2>
+ * One {@code volatile int} ({@link #word}): the ladder in the low bits, which only ever
+ * moves up, and facts above it, which are only ever set. It is changed in one place,
+ * {@link #update}, under this object's monitor; it is read without a lock, so the hot
+ * paths (read, write, readiness) pay one volatile read. The monitor is a leaf: nothing is
+ * locked, waited for or woken while it is held (a {@link WorkerGroup}'s lock may be held
+ * when it is taken, never the other way round).
+ *
+ * <pre>
+ * ladder      NEW → CONNECTING → OPEN → CLOSING → DRAINING → CLOSED
+ *                        └──────────────────────────────────────↗ (plain TCP, or no connection yet)
+ * facts       PATH_TCP | PATH_UCX          which path the bytes take, decided once
+ *             OUTCOME                      the handshake ended (accelerated, plain or failed)
+ *             INPUT_SHUT | OUTPUT_SHUT     local shutdownInput / shutdownOutput
+ *             FIN_SENT                     we announced how many messages we sent
+ *             PEER_FIN | PEER_CLOSED       the peer announced its end / its close
+ *             RESET                        the connection broke (reason in {@link #resetReason})
+ *             CONTROL_EOF                  the control connection ended
+ *             LATE_WRITE                   the one write after the peer's close that is taken
+ * </pre>
+ *
+ * <h2>State table</h2>
+ * <table>
+ * <tr><th>state</th><th>event (sent by)</th><th>action</th><th>next</th></tr>
+ * <tr><td>NEW</td><td>connect (application)</td><td>ask {@code Peers}</td><td>CONNECTING</td></tr>
+ * <tr><td>CONNECTING</td><td>plain peer; TCP connect done (application)</td><td>PATH_TCP</td><td>OPEN</td></tr>
+ * <tr><td>CONNECTING</td><td>handshake ended (control thread)</td><td>OUTCOME; wake the connect</td>
+ *     <td>CONNECTING, or DRAINING when closed meanwhile</td></tr>
+ * <tr><td>CONNECTING</td><td>finishConnect takes the outcome (application)</td>
+ *     <td>PATH_UCX, PATH_TCP, or the failure is thrown</td><td>OPEN</td></tr>
+ * <tr><td>CONNECTING</td><td>server handshake ended (control thread)</td><td>PATH_UCX; to the accept queue</td>
+ *     <td>OPEN</td></tr>
+ * <tr><td>below CLOSING</td><td>close, plain or nothing set up (application)</td><td>close the socket</td>
+ *     <td>CLOSED</td></tr>
+ * <tr><td>OPEN, CONNECTING with OUTCOME</td><td>close (application)</td><td>wake waiters</td>
+ *     <td>CLOSING</td></tr>
+ * <tr><td>CLOSING</td><td>last reader and writer left (application)</td>
+ *     <td>to the control thread: drain, or abort ({@code SO_LINGER} 0)</td><td>DRAINING</td></tr>
+ * <tr><td>OPEN</td><td>shutdownOutput (application)</td><td>OUTPUT_SHUT; to the control thread</td><td>OPEN</td></tr>
+ * <tr><td>OPEN .. DRAINING</td><td>tick with OUTPUT_SHUT or DRAINING, sends complete or linger over
+ *     (control thread)</td>
+ *     <td>send FIN</td><td>FIN_SENT</td></tr>
+ * <tr><td>DRAINING</td><td>tick with FIN_SENT, RESET or CONTROL_EOF (control thread)</td>
+ *     <td>send CLOSE, close the socket, free the UCX half</td><td>CLOSED</td></tr>
+ * <tr><td>DRAINING</td><td>abort (control thread)</td><td>close the socket (a reset), free the UCX half</td>
+ *     <td>CLOSED</td></tr>
+ * <tr><td>OPEN .. CLOSING</td><td>JVM exit (control thread)</td><td>as close; memory stays</td><td>DRAINING</td></tr>
+ * <tr><td>any</td><td>FIN n (control record)</td><td>n below what arrived, or unlike an earlier FIN: RESET</td>
+ *     <td>PEER_FIN</td></tr>
+ * <tr><td>any</td><td>CLOSE (control record)</td><td>without FIN: RESET</td><td>PEER_CLOSED</td></tr>
+ * <tr><td>any</td><td>NUDGE (control record)</td><td>progress for the peer until its FIN</td><td>same</td></tr>
+ * <tr><td>any</td><td>record after CLOSE, unknown record (control thread)</td><td>RESET</td><td>same</td></tr>
+ * <tr><td>any</td><td>control EOF without CLOSE, or an error (control thread)</td>
+ *     <td>RESET, CONTROL_EOF; force-close the endpoint</td><td>same</td></tr>
+ * <tr><td>any</td><td>control EOF after CLOSE (control thread)</td><td>CONTROL_EOF</td><td>same</td></tr>
+ * <tr><td>any</td><td>peer failure (UCX upcall)</td><td>RESET</td><td>same</td></tr>
+ * </table>
+ * Every fact change wakes the threads waiting on the connection's worker, which then ask
+ * {@link Connection#isReady} again.
+ */
+public final class ConnectionLifecycle {
+    public static final int NEW = 0;
+    public static final int CONNECTING = 1;
+    public static final int OPEN = 2;
+    public static final int CLOSING = 3;
+    public static final int DRAINING = 4;
+    public static final int CLOSED = 5;
+    private static final int LADDER = 0x7;
+
+    static final int PATH_TCP = 1 << 3;
+    static final int PATH_UCX = 1 << 4;
+    static final int OUTCOME = 1 << 5;
+    static final int INPUT_SHUT = 1 << 6;
+    static final int OUTPUT_SHUT = 1 << 7;
+    static final int FIN_SENT = 1 << 8;
+    static final int PEER_FIN = 1 << 9;
+    static final int PEER_CLOSED = 1 << 10;
+    static final int RESET = 1 << 11;
+    static final int CONTROL_EOF = 1 << 12;
+    static final int LATE_WRITE = 1 << 13;
+
+    // how long a closing connection may wait for its sends before it is torn down anyway
+    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
+    // after this long with sends outstanding, a closing side nudges its peer
+    private static final long NUDGE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+    private final ControlLoop reactor;
+    // the kernel socket: the whole connection on PATH_TCP, the control connection on PATH_UCX
+    final SocketChannel tcp;
+
+    private volatile int word;
+    // valid once PEER_FIN is set (written before it)
+    private volatile long peerFinCount = -1;
+    // set once, before RESET
+    private volatile String resetReason;
+    // the UCX half, from the handshake on (set once, under the monitor)
+    private volatile Connection connection;
+    // a handshake that failed: thrown by the connect that takes the outcome
+    private IOException failure;
+
+    // ---- control thread only ----
+    private long drainStarted;
+    private boolean nudged;
+    // the peer nudged us: progress until its FIN
+    private boolean progressForPeer;
+    private boolean ticking;
+    // exit closes without freeing memory: application threads may still be inside a read or write
+    private boolean keepMemory;
+
+    private ConnectionLifecycle(ControlLoop reactor, SocketChannel tcp, int word) {
+        this.reactor = reactor;
+        this.tcp = tcp;
+        this.word = word;
+    }
+
+    /** The kernel socket: the whole connection when plain, the control connection when accelerated. */
+    public SocketChannel tcp() {
+        return tcp;
+    }
+
+    /** A connection that is not set up yet ({@code SocketChannel.open()}). */
+    public static ConnectionLifecycle unconnected(ControlLoop reactor, SocketChannel tcp) {
+        return new ConnectionLifecycle(reactor, tcp, NEW);
+    }
+
+    /** A plain TCP connection a server channel accepted. */
+    public static ConnectionLifecycle acceptedPlain(ControlLoop reactor, SocketChannel tcp) {
+        return new ConnectionLifecycle(reactor, tcp, OPEN | PATH_TCP);
+    }
+
+    /** The server's side of a connection whose handshake runs (control thread). */
+    static ConnectionLifecycle accepting(ControlLoop reactor, SocketChannel tcp) {
+        return new ConnectionLifecycle(reactor, tcp, CONNECTING);
+    }
+
+    // ---- the one place the word changes ------------------------------------------------------
+
+    /**
+     * Moves the ladder to {@code to} (if that is up) and sets {@code facts}; returns the
+     * word before. Callers hold the monitor.
+     */
+    private int update(int to, int facts) {
+        assert Thread.holdsLock(this);
+        int w = word;
+        int state = Math.max(w & LADDER, to);
+        word = (w & ~LADDER) | facts | state;
+        return w;
+    }
+
+    private void wake() {
+        Connection c = connection;
+        if (c != null) {
+            c.group().wakeSleepers();
+        }
+    }
+
+    // ---- what holds --------------------------------------------------------------------------
+
+    public int state() {
+        return word & LADDER;
+    }
+
+    public boolean isAccelerated() {
+        return (word & PATH_UCX) != 0;
+    }
+
+    public boolean isPlain() {
+        return (word & PATH_TCP) != 0;
+    }
+
+    public boolean isInputShut() {
+        return (word & INPUT_SHUT) != 0;
+    }
+
+    public boolean isOutputShut() {
+        return (word & OUTPUT_SHUT) != 0;
+    }
+
+    /** The UCX half, or null (plain, or no handshake ended accelerated yet). */
+    public Connection connection() {
+        return connection;
+    }
+
+    /** True once a connect's handshake has ended (the outcome waits for finishConnect: OP_CONNECT). */
+    public boolean handshakeEnded() {
+        return (word & (OUTCOME | LADDER)) == (OUTCOME | CONNECTING);
+    }
+
+    boolean isReset() {
+        return (word & RESET) != 0;
+    }
+
+    String resetReason() {
+        return resetReason;
+    }
+
+    /** The peer's announced message count, or -1 while it has not announced its end. */
+    long peerFinCount() {
+        return (word & PEER_FIN) != 0 ? peerFinCount : -1;
+    }
+
+    /** The peer closed, or the connection was reset: writes are answered as the kernel answers them. */
+    boolean peerLeft() {
+        return (word & (PEER_CLOSED | RESET)) != 0;
+    }
+
+    /** True for the one write after the peer's orderly close that is still taken (the kernel takes it too). */
+    synchronized boolean takeLateWrite() {
+        if ((word & (LATE_WRITE | RESET)) != 0) {
+            return false;
+        }
+        update(0, LATE_WRITE);
+        return true;
+    }
+
+    /** No reader or writer should wait any more: the channel is closing, or the connection broke. */
+    boolean waitersMustLeave() {
+        int w = word;
+        return (w & LADDER) >= CLOSING || (w & RESET) != 0;
+    }
+
+    /** For readiness: local shutdownInput, the peer closed, or the waits are over (see {@link Connection#isReady}). */
+    int word() {
+        return word;
+    }
+
+    /** Throws what the JDK throws when a read or write finds the channel not connected. */
+    public void ensureOpenForIo() throws ClosedChannelException {
+        int s = word & LADDER;
+        if (s == OPEN) {
+            return;
+        }
+        if (s >= CLOSING) {
+            throw new ClosedChannelException();
+        }
+        throw new NotYetConnectedException();
+    }
+
+    /**
+     * The path the bytes take, as {@code HadronioSocketOptions.TRANSPORT} reports it:
+     * {@code "ucx:cma,sysv"}, {@code "tcp"}, or {@code ""} while not connected.
+     */
+    public String transport() {
+        int w = word;
+        int s = w & LADDER;
+        if (s != OPEN && s != CLOSING) {
+            return "";
+        }
+        if ((w & PATH_TCP) != 0) {
+            return "tcp";
+        }
+        Connection c = connection;
+        if (c == null) {
+            return "";
+        }
+        String t = c.transports();
+        return "ucx:" + t.substring(1, t.length() - 1).replace(" ", "");
+    }
+
+    // ---- connect (application) ---------------------------------------------------------------
+
+    /** For bind: throws unless nothing is connected or connecting. */
+    public void ensureUnconnected() {
+        int s = word & LADDER;
+        if (s == CONNECTING) {
+            throw new ConnectionPendingException();
+        }
+        if (s == OPEN) {
+            throw new AlreadyConnectedException();
+        }
+    }
+
+    /** connect(): NEW → CONNECTING, or what the JDK throws. */
+    public synchronized void beginConnect() throws ClosedChannelException {
+        int s = word & LADDER;
+        if (s >= CLOSING) {
+            throw new ClosedChannelException();
+        }
+        ensureUnconnected();
+        update(CONNECTING, 0);
+    }
+
+    /** The peer is plain: the bytes take the kernel socket, from the connect on. */
+    public synchronized void choosePlain() {
+        update(0, PATH_TCP);
+    }
+
+    /** A plain connect completed: CONNECTING → OPEN. */
+    public synchronized void connectedPlain() throws ClosedChannelException {
+        if ((word & LADDER) != CONNECTING) {
+            throw new ClosedChannelException();
+        }
+        update(OPEN, PATH_TCP);
+    }
+
+    /** The control thread's handshake ended accelerated. False when the channel closed first (the caller frees it). */
+    boolean handshakeAccelerated(Connection c) {
+        boolean drain;
+        synchronized (this) {
+            int s = word & LADDER;
+            if (s == CLOSED) {
+                return false;
+            }
+            connection = c;
+            // closed while the handshake ran, with the socket still open: nobody will take it over
+            drain = s >= CLOSING;
+            update(drain ? DRAINING : 0, OUTCOME);
+            notifyAll();
+        }
+        if (drain) {
+            reactor.watch(this);
+        }
+        wake();
+        // a selector waiting for OP_CONNECT may sleep on any worker
+        reactor.wakeSelectors();
+        return true;
+    }
+
+    /**
+     * The control thread's handshake ended with a server that does not share our key:
+     * plain TCP, once finishConnect takes it (the socket has left the control thread).
+     */
+    void handshakePlain() {
+        synchronized (this) {
+            update(0, OUTCOME);
+            notifyAll();
+        }
+        reactor.wakeSelectors();
+    }
+
+    /** The control thread's handshake failed (refused, reset, timed out). */
+    void handshakeFailed(IOException cause) {
+        synchronized (this) {
+            if ((word & LADDER) == CONNECTING) {
+                failure = cause;
+                update(0, OUTCOME);
+            }
+            notifyAll();
+        }
+        reactor.wakeSelectors();
+    }
+
+    /**
+     * Waits (a blocking connect) until the handshake has ended, the channel closed, or the
+     * deadline passed; true when it ended.
+     */
+    public synchronized boolean awaitHandshake(long deadline) throws InterruptedException {
+        while ((word & OUTCOME) == 0 && (word & LADDER) == CONNECTING) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 1000)));
+        }
+        return (word & OUTCOME) != 0;
+    }
+
+    /**
+     * finishConnect takes the outcome of an ended handshake: CONNECTING → OPEN on the path
+     * the handshake chose; or the handshake's failure, which the caller throws after
+     * closing the channel (the state stays CONNECTING until then).
+     *
+     * @return the failure, or null when connected
+     */
+    public synchronized IOException takeOutcome() throws ClosedChannelException {
+        int w = word;
+        if ((w & LADDER) != CONNECTING || (w & OUTCOME) == 0) {
+            throw new ClosedChannelException();
+        }
+        if (failure != null) {
+            return failure;
+        }
+        update(OPEN, connection != null ? PATH_UCX : PATH_TCP);
+        return null;
+    }
+
+    /** The server's handshake ended accelerated: the connection is open (control thread). */
+    synchronized void acceptedAccelerated(Connection c) {
+        connection = c;
+        update(OPEN, PATH_UCX);
+    }
+
+    // ---- local half-closes and close (application) -------------------------------------------
+
+    /** shutdownInput: readers waiting for data wake and see end-of-stream. */
+    public void shutdownInput() {
+        synchronized (this) {
+            update(0, INPUT_SHUT);
+        }
+        wake();
+    }
+
+    /** shutdownOutput: no more writes; on PATH_UCX, FIN goes out once the sends posted so far completed. */
+    public void shutdownOutput() {
+        int before;
+        synchronized (this) {
+            before = update(0, OUTPUT_SHUT);
+        }
+        if ((before & (OUTPUT_SHUT | PATH_UCX)) == PATH_UCX) {
+            reactor.watch(this);
+        }
+    }
+
+    /**
+     * close(): never blocks. Plain, or before anything was set up, the socket closes at
+     * once (that also ends a handshake in progress): CLOSED, returns false. Otherwise
+     * CLOSING, waiters wake, and the caller finishes with {@link #lastOut} once no read
+     * or write is in progress: returns true.
+     */
+    public boolean close() throws IOException {
+        boolean closeSocket;
+        synchronized (this) {
+            int w = word;
+            int s = w & LADDER;
+            if (s >= CLOSING) {
+                return false;
+            }
+            closeSocket = (w & PATH_TCP) != 0 || connection == null;
+            update(closeSocket ? CLOSED : CLOSING, 0);
+            notifyAll();
+        }
+        if (closeSocket) {
+            tcp.close();
+            return false;
+        }
+        wake();
+        return true;
+    }
+
+    /**
+     * The last reader and writer left a closing channel: CLOSING → DRAINING. The control
+     * thread then waits for the posted sends, announces FIN and CLOSE and frees
+     * everything, or, when {@code abortive} ({@code SO_LINGER} 0), drops it all at once.
+     */
+    public void lastOut(boolean abortive) {
+        synchronized (this) {
+            if ((word & LADDER) != CLOSING) {
+                return;
+            }
+            update(DRAINING, 0);
+        }
+        if (abortive) {
+            reactor.execute(this::abort);
+        } else {
+            reactor.watch(this);
+        }
+    }
+
+    /** For a connection no channel ever took (a closing server channel's queue): close it in order. */
+    public void closeUntaken() throws IOException {
+        if (close()) {
+            lastOut(false);
+        }
+    }
+
+    // ---- events from the control connection and UCX (control thread, upcalls) ----------------
+
+    /**
+     * A control record. One that breaks the protocol resets the connection at once (as a
+     * broken control connection does), so that no reader waits for an end-of-stream that
+     * will never come: returns false then.
+     */
+    boolean onRecord(byte type, long value) {
+        try {
+            int w = word;
+            if ((w & PEER_CLOSED) != 0) {
+                throw new ProtocolException("control record of type " + type + " after CLOSE");
+            }
+            switch (type) {
+                case ControlRecord.FIN -> onFin(value);
+                case ControlRecord.CLOSE -> {
+                    if ((w & PEER_FIN) == 0 || value != 0) {
+                        throw new ProtocolException("CLOSE without FIN");
+                    }
+                    synchronized (this) {
+                        update(0, PEER_CLOSED);
+                    }
+                    wake();
+                }
+                case ControlRecord.NUDGE -> {
+                    if (!progressForPeer) {
+                        progressForPeer = true;
+                        reactor.watch(this);
+                    }
+                }
+                default -> throw new ProtocolException("unknown control record type " + type);
+            }
+            return true;
+        } catch (ProtocolException e) {
+            onControlEof(e.getMessage());
+            return false;
+        }
+    }
+
+    private void onFin(long messages) throws ProtocolException {
+        long earlier = peerFinCount();
+        if (messages < 0 || earlier >= 0 && earlier != messages) {
+            throw new ProtocolException("FIN of " + messages + " messages (earlier: " + earlier + ")");
+        }
+        long consumed = connection.messagesConsumed();
+        if (messages < consumed) {
+            throw new ProtocolException("peer announced the end after " + messages + " messages, but "
+                    + consumed + " arrived");
+        }
+        synchronized (this) {
+            peerFinCount = messages;
+            update(0, PEER_FIN);
+        }
+        wake();
+    }
+
+    /**
+     * The control connection ended: after CLOSE that is the orderly end; otherwise the
+     * peer died or reset, and its endpoint is closed by force at once, so that sends UCX
+     * never reported (it misses a peer that dies before its first rendezvous completed)
+     * complete now and nothing waits for them.
+     */
+    void onControlEof(String error) {
+        boolean orderly;
+        synchronized (this) {
+            orderly = (word & PEER_CLOSED) != 0 && error == null;
+            update(0, CONTROL_EOF);
+        }
+        if (!orderly) {
+            reset(error != null ? error : "peer closed the control connection without closing");
+            Connection c = connection;
+            if (c != null) {
+                c.abortEndpoint();
+            }
+        }
+    }
+
+    /** The connection broke: readers and writers see an IOException from now on. */
+    void reset(String reason) {
+        synchronized (this) {
+            if (resetReason == null) {
+                resetReason = reason;
+            }
+            update(0, RESET);
+        }
+        wake();
+    }
+
+    /**
+     * UCX's report that the peer failed, from inside a progress of the worker (an upcall,
+     * under the group's lock: no call into the worker here); the group wakes its waiters
+     * after that progress returns.
+     */
+    void onPeerFailure(String reason) {
+        synchronized (this) {
+            if (resetReason == null) {
+                resetReason = reason;
+            }
+            update(0, RESET);
+        }
+    }
+
+    // ---- the control thread's part: closing in order -----------------------------------------
+
+    /**
+     * A timer tick on the control thread while this connection has something to finish:
+     * progress for a peer that nudged us, FIN once the sends completed, CLOSE and freeing
+     * when draining. True while there is more to do.
+     */
+    boolean tick() {
+        boolean more = false;
+        if (progressForPeer) {
+            progressForPeer = connection.progressForPeer();
+            more = progressForPeer;
+        }
+        if (owesPeer()) {
+            more |= drainStep();
+        }
+        ticking = more;
+        return more;
+    }
+
+    /** Marks this connection as on the control thread's tick list; false when it already was. */
+    boolean startTicking() {
+        if (ticking) {
+            return false;
+        }
+        ticking = true;
+        return true;
+    }
+
+    /** A FIN or CLOSE is still to be sent (the JVM's exit waits for those). */
+    boolean owesPeer() {
+        int w = word;
+        int s = w & LADDER;
+        return s != CLOSED && ((w & (OUTPUT_SHUT | FIN_SENT)) == OUTPUT_SHUT && (w & PATH_UCX) != 0 || s == DRAINING);
+    }
+
+    private boolean drainStep() {
+        long now = System.nanoTime();
+        if (drainStarted == 0) {
+            drainStarted = now;
+        }
+        int w = word;
+        boolean broken = (w & (RESET | CONTROL_EOF)) != 0;
+        if ((w & FIN_SENT) == 0) {
+            boolean done;
+            try {
+                done = broken || connection.sendsComplete() || now - drainStarted - LINGER_NANOS > 0;
+            } catch (IOException | RuntimeException e) {
+                done = true;
+            }
+            if (!done) {
+                if (!nudged && now - drainStarted > NUDGE_AFTER_NANOS) {
+                    // the peer may not be reading (and so not progressing): ask it to take our messages
+                    nudged = true;
+                    reactor.send(this, ControlRecord.NUDGE, 0);
+                }
+                return true;
+            }
+            if (!broken) {
+                reactor.send(this, ControlRecord.FIN, connection.messagesSent());
+            }
+            synchronized (this) {
+                update(0, FIN_SENT);
+            }
+        }
+        if ((word & LADDER) != DRAINING) {
+            return false;
+        }
+        if ((word & (RESET | CONTROL_EOF)) == 0) {
+            reactor.send(this, ControlRecord.CLOSE, 0);
+        }
+        finish();
+        return false;
+    }
+
+    /** Abortive close ({@code SO_LINGER} 0): the socket closes with a reset, nothing more is sent (control thread). */
+    private void abort() {
+        finish();
+    }
+
+    /** DRAINING → CLOSED: the socket leaves the control thread and closes, the UCX half is freed. */
+    private void finish() {
+        synchronized (this) {
+            update(CLOSED, 0);
+        }
+        reactor.forget(this);
+        try {
+            tcp.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+        if (!keepMemory) {
+            connection.release();
+        }
+    }
+
+    /**
+     * JVM exit (control thread): close in order what the application left open, as the
+     * kernel does for its sockets, but leave the memory: application threads may still be
+     * inside a read or write.
+     */
+    void closeAtExit() {
+        synchronized (this) {
+            int s = word & LADDER;
+            if (s >= DRAINING || connection == null) {
+                return;
+            }
+            update(DRAINING, 0);
+        }
+        keepMemory = true;
+        wake();
+        reactor.watch(this);
+    }
+
+    @Override
+    public String toString() {
+        int w = word;
+        return "ConnectionLifecycle[" + switch (w & LADDER) {
+            case NEW -> "NEW";
+            case CONNECTING -> "CONNECTING";
+            case OPEN -> "OPEN";
+            case CLOSING -> "CLOSING";
+            case DRAINING -> "DRAINING";
+            default -> "CLOSED";
+        } + ((w & PATH_UCX) != 0 ? " ucx" : (w & PATH_TCP) != 0 ? " tcp" : "")
+                + ((w & INPUT_SHUT) != 0 ? " input-shut" : "") + ((w & OUTPUT_SHUT) != 0 ? " output-shut" : "")
+                + ((w & FIN_SENT) != 0 ? " fin-sent" : "") + ((w & PEER_FIN) != 0 ? " peer-fin" : "")
+                + ((w & PEER_CLOSED) != 0 ? " peer-closed" : "") + ((w & RESET) != 0 ? " reset" : "") + "]";
+    }
+}
