@@ -85,9 +85,15 @@ public final class ChildJvm implements AutoCloseable {
     /** A child with its own class path (e.g. the shaded hadronio.jar and no SLF4J). */
     public static ChildJvm start(Class<?> main, String classPath, List<String> jvmOptions, String... args)
             throws IOException {
+        return start(List.of(), main, classPath, jvmOptions, args);
+    }
+
+    /** A child started through {@code prefix} (e.g. {@code setpriv} to run it as another user). */
+    public static ChildJvm start(List<String> prefix, Class<?> main, String classPath, List<String> jvmOptions,
+                                 String... args) throws IOException {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(prefix);
         command.add(java);
         command.add("--enable-native-access=ALL-UNNAMED");
         command.add("-ea");
