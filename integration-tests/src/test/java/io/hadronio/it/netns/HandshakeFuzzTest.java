@@ -248,7 +248,7 @@ class HandshakeFuzzTest {
                 return;
             }
             if (line.startsWith("FATAL") || line.startsWith("\tat ") || line.startsWith("Caused by")
-                    || line.contains("Exception") || line.startsWith("#")) {
+                    || line.contains("Exception") || line.startsWith("#") || line.matches("[A-Z]+-FAIL .*")) {
                 errors.add(line);
             }
             lines.add(line);
@@ -266,6 +266,10 @@ class HandshakeFuzzTest {
                 String line = lines.poll(100, TimeUnit.MILLISECONDS);
                 if (line != null && line.startsWith(prefix)) {
                     return line.substring(prefix.length()).trim();
+                }
+                if (line != null && (line.startsWith("FATAL") || line.matches("[A-Z]+-FAIL .*"))) {
+                    throw new AssertionError("the " + name + " failed instead of printing '" + prefix + "': " + line
+                            + "; " + report());
                 }
                 if (line == null && !process.isAlive()) {
                     break;
