@@ -476,19 +476,15 @@ public final class ControlLoop implements Runnable {
         private void onClientHello(byte[] frame) throws IOException {
             HandshakeMessages.Hello hello = HandshakeMessages
                     .decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
+            // a hello: from here on a failure refuses the connection (part of our answer may be
+            // out already), it no longer hands the frame to the application as data
+            clientHello = frame;
             life = ConnectionLifecycle.accepting(ControlLoop.this, tcp);
             connection = runtime.newConnection(life);
             serverHello = HandshakeMessages.serverHello(runtime.peers().secret(),
                     hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
                     connection.group().address(), runtime.endpointProfile());
-            try {
-                writeFully(tcp, ByteBuffer.wrap(serverHello));
-            } catch (IOException e) {
-                connection.release();
-                connection = null;
-                throw e;
-            }
-            clientHello = frame;
+            writeFully(tcp, ByteBuffer.wrap(serverHello));
             // it speaks our protocol: from now on the whole handshake may take its full time
             deadline = System.nanoTime() + handshakeNanos();
         }
