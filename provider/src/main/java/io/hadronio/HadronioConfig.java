@@ -24,10 +24,14 @@ import java.util.TreeMap;
  *                         hadroNIO and are accelerated across hosts (default: none, i.e. one host only)
  * @param detectMillis     {@code hadronio.remote.detect.timeout}: how long a server waits for the hello of a
  *                         client from a remote network before it serves it as plain TCP (default 200 ms)
+ * @param kernelTcp        {@code hadronio.kernel.tcp}: when UCX would carry a connection over tcp only (no shared
+ *                         memory, no RDMA), its bytes take the kernel's TCP connection instead (default true;
+ *                         false: UCX's tcp transport)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
                              long spinMicros, int handshakeMillis, Map<String, String> ucx,
-                             java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis) {
+                             java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis,
+                             boolean kernelTcp) {
 
     /** An IPv4 or IPv6 network, {@code address/prefix}. */
     public record Cidr(byte[] network, int prefix) {
@@ -120,7 +124,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 Map.copyOf(ucx),
                 secretFile(p, "hadronio.secret.file"),
                 networks(p, "hadronio.remote.networks"),
-                (int) number(p, "hadronio.remote.detect.timeout", 200, 1, 60_000));
+                (int) number(p, "hadronio.remote.detect.timeout", 200, 1, 60_000),
+                bool(p, "hadronio.kernel.tcp", true));
     }
 
     private static java.nio.file.Path secretFile(Properties p, String name) {
@@ -170,17 +175,18 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
         return false;
     }
 
-    private static final Map<String, String> KNOWN = new TreeMap<>(Map.of(
-            "hadronio.enabled", "true|false",
-            "hadronio.slice.size", "bytes, 1k..16m",
-            "hadronio.slice.count", "2..1024",
-            "hadronio.workers", "1..64",
-            "hadronio.polling", "busy|event|adaptive",
-            "hadronio.polling.spin", "microseconds",
-            "hadronio.handshake.timeout", "milliseconds",
-            "hadronio.secret.file", "path",
-            "hadronio.remote.networks", "CIDR list",
-            "hadronio.remote.detect.timeout", "milliseconds"));
+    private static final Map<String, String> KNOWN = new TreeMap<>(Map.ofEntries(
+            Map.entry("hadronio.enabled", "true|false"),
+            Map.entry("hadronio.slice.size", "bytes, 1k..16m"),
+            Map.entry("hadronio.slice.count", "2..1024"),
+            Map.entry("hadronio.workers", "1..64"),
+            Map.entry("hadronio.polling", "busy|event|adaptive"),
+            Map.entry("hadronio.polling.spin", "microseconds"),
+            Map.entry("hadronio.handshake.timeout", "milliseconds"),
+            Map.entry("hadronio.secret.file", "path"),
+            Map.entry("hadronio.remote.networks", "CIDR list"),
+            Map.entry("hadronio.remote.detect.timeout", "milliseconds"),
+            Map.entry("hadronio.kernel.tcp", "true|false")));
 
     private static IllegalArgumentException bad(String name, String value, String expected) {
         return new IllegalArgumentException("invalid value for system property " + name + ": '" + value

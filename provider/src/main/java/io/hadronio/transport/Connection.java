@@ -192,6 +192,23 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
+    /**
+     * True when UCX carries this connection over tcp only (no shared memory, no RDMA):
+     * then the kernel's own TCP connection, which the JDK drives faster, is the better path.
+     */
+    boolean onlyTcp() {
+        lock.lock();
+        try {
+            if (endpoint == null || !endpoint.isOpen()) {
+                return false;
+            }
+            java.util.Set<String> t = endpoint.transports();
+            return !t.isEmpty() && t.stream().allMatch(name -> name.startsWith("tcp"));
+        } finally {
+            lock.unlock();
+        }
+    }
+
     // ---- for the lifecycle and the control thread --------------------------------------------
 
     /**
@@ -760,6 +777,11 @@ public final class Connection implements WorkerGroup.Readiness {
      * is deliberately left allocated rather than freed under them.
      */
     void release() {
+        release(life.isReset());
+    }
+
+    /** {@link #release()}; {@code force}: the endpoint closes without flushing (nobody will take its messages). */
+    void release(boolean force) {
         boolean inFlight = false;
         lock.lock();
         try {
@@ -795,7 +817,7 @@ public final class Connection implements WorkerGroup.Readiness {
                         // a flushing close; if it cannot finish now (a dead peer), UCX
                         // finishes it in the background (at the latest when the worker closes).
                         // After a reset, a forced one: nobody will take the messages
-                        long close = endpoint.closeNonBlocking(life.isReset());
+                        long close = endpoint.closeNonBlocking(force);
                         if (close != UcxWorker.COMPLETED) {
                             group.progressLocked();
                             worker.release(close);

@@ -519,6 +519,14 @@ public final class ControlLoop implements Runnable {
             }
             // only now, authenticated, does the client's worker address reach UCX
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
+            if (runtime.config().kernelTcp() && connection.onlyTcp()) {
+                // UCX would only use tcp: the kernel's TCP connection we have is the faster path
+                connection.release(true);
+                connection = null;
+                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
+                plain(key, null, "UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
+                return;
+            }
             writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
                     HandshakeMessages.READY)));
             life.acceptedAccelerated(connection);
@@ -700,7 +708,7 @@ public final class ControlLoop implements Runnable {
         private void onReady(SelectionKey key, byte[] frame) throws IOException {
             byte kind = HandshakeMessages.kind(frame);
             if (kind == HandshakeMessages.PLAIN) {
-                plain(key, "the server does not accept our key");
+                plain(key, "the server chose plain TCP (it does not accept our key, or UCX would only use tcp)");
                 return;
             }
             if (kind != HandshakeMessages.READY) {

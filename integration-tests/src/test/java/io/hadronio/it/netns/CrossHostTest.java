@@ -85,6 +85,11 @@ class CrossHostTest {
         final StringBuffer output = new StringBuffer();
 
         NsJvm(String ns, String device, String... args) throws IOException {
+            this(ns, device, false, args);
+        }
+
+        /** {@code kernelTcp}: the default, where a connection UCX would carry over tcp only takes the kernel's TCP. */
+        NsJvm(String ns, String device, boolean kernelTcp, String... args) throws IOException {
             String java = ProcessHandle.current().info().command().orElseThrow();
             List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns, java,
                     "--enable-native-access=ALL-UNNAMED", "-ea", "-Xmx256m", "-XX:TieredStopAtLevel=1",
@@ -93,6 +98,7 @@ class CrossHostTest {
                     "-Dhadronio.ucx.TLS=tcp", "-Dhadronio.ucx.NET_DEVICES=" + device,
                     // the other namespace is another host: accelerated by configuration only
                     "-Dhadronio.remote.networks=10.231.77.0/24",
+                    "-Dhadronio.kernel.tcp=" + kernelTcp,
                     "-cp", System.getProperty("java.class.path"), NetnsPeer.class.getName()));
             command.addAll(List.of(args));
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
@@ -144,6 +150,26 @@ class CrossHostTest {
                     String.valueOf(20L * 1024 * 1024 + 11))) {
                 String transports = client.expect("TRANSPORTS ");
                 assertEquals("[tcp]", transports, "UCX must run on tcp over the veth pair");
+                String sent = client.expect("SENT ");
+                String received = server.expect("RECEIVED ");
+                assertEquals(sent, received, "bytes and checksum written before close() must all arrive");
+            }
+        }
+    }
+
+    /**
+     * By default a connection that UCX would carry over tcp only takes the kernel's TCP
+     * connection: both sides go plain after the authenticated handshake, and every byte
+     * written before close arrives.
+     */
+    @Test
+    void shouldCarryTheBytesOverKernelTcpWhenUcxWouldOnlyUseTcp() throws Exception {
+        try (NsJvm server = new NsJvm(NS_A, VETH_A, true, "server", ADDR_A)) {
+            int port = Integer.parseInt(server.expect("PORT "));
+            try (NsJvm client = new NsJvm(NS_B, VETH_B, true, "client", ADDR_A, String.valueOf(port),
+                    String.valueOf(20L * 1024 * 1024 + 11))) {
+                assertEquals("[]", client.expect("TRANSPORTS "), "no UCX lanes: the kernel's TCP carries the bytes");
+                assertEquals("tcp", client.expect("TRANSPORT "));
                 String sent = client.expect("SENT ");
                 String received = server.expect("RECEIVED ");
                 assertEquals(sent, received, "bytes and checksum written before close() must all arrive");

@@ -391,6 +391,8 @@ class HandshakeFuzzTest {
         realEchoes = 0;
         List<String> ucx = List.of("-Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider",
                 "-Dhadronio.ucx.TLS=tcp", "-Dhadronio.remote.networks=" + NET + ".0/24",
+                // UCX's tcp transport rather than the kernel's TCP, so that a real client ends accelerated
+                "-Dhadronio.kernel.tcp=false",
                 // longer than the defaults (200 ms, 10 s), so that on a loaded machine no input sent at
                 // once can outlast them: each input's outcome depends on its bytes, not on scheduling.
                 // The deadlines themselves are hit on purpose by the slow inputs.

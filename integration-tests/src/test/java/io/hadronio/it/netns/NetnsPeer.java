@@ -67,6 +67,7 @@ public final class NetnsPeer {
         ch.connect(new InetSocketAddress(address, port));
         Object transports = ch.getClass().getMethod("transports").invoke(ch);
         System.out.println("TRANSPORTS " + transports);
+        System.out.println("TRANSPORT " + ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT));
         return ch;
     }
 
