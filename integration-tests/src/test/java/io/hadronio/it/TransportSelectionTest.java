@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hadronio.HadronioSocketOptions;
 import io.hadronio.nio.HadronioSocketChannel;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -20,7 +21,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Two JVMs on one host talk over shared memory by default; with
- * {@code -Dhadronio.ucx.TLS=tcp} they talk over UCX's tcp transport.
+ * {@code -Dhadronio.ucx.TLS=tcp} the kernel's TCP connection carries the bytes, and with
+ * {@code -Dhadronio.kernel.tcp=false} as well, UCX's tcp transport does.
  */
 @Timeout(60)
 class TransportSelectionTest extends ItSupport {
@@ -70,9 +72,27 @@ class TransportSelectionTest extends ItSupport {
         }
     }
 
+    /**
+     * A peer that lets UCX use tcp only: by default ({@code hadronio.kernel.tcp=true}) the
+     * server answers the authenticated handshake with PLAIN and both sides keep the kernel's
+     * TCP connection, which the JDK drives faster than UCX's tcp transport (issue 10).
+     */
     @Test
-    void shouldUseTcpWhenThePeerAllowsOnlyTcp() throws Exception {
+    void shouldTakeTheKernelsTcpWhenThePeerAllowsUcxOnlyTcp() throws Exception {
         try (ChildJvm peer = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp"), "server");
+             SocketChannel ch = command(peer.port(), 'T', 0)) {
+            assertEquals("tcp", ch.getOption(HadronioSocketOptions.TRANSPORT));
+            assertEquals(Set.of(), parse(((HadronioSocketChannel) ch).transports()), "no UCX lanes on our side");
+            assertEquals(Set.of(), peerTransportsOver(ch), "no UCX lanes on the peer's side");
+            assertEchoes(ch, 4 << 20);
+        }
+    }
+
+    /** With {@code hadronio.kernel.tcp=false} on the server, UCX's own tcp transport carries the bytes. */
+    @Test
+    void shouldUseUcxTcpWhenThePeerAllowsOnlyTcpAndKernelTcpIsOff() throws Exception {
+        try (ChildJvm peer = ChildJvm.withProvider(
+                List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.kernel.tcp=false"), "server");
              SocketChannel ch = command(peer.port(), 'T', 0)) {
             Set<String> ours = parse(((HadronioSocketChannel) ch).transports());
             Set<String> theirs = peerTransportsOver(ch);
@@ -80,15 +100,32 @@ class TransportSelectionTest extends ItSupport {
                 assertTrue(t.contains("tcp"), "tcp in " + t);
                 assertFalse(t.stream().anyMatch(SHARED_MEMORY::contains), "no shared memory in " + t);
             }
+            assertTrue(ch.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:"),
+                    ch.getOption(HadronioSocketOptions.TRANSPORT));
             assertEchoes(ch, 4 << 20);
         }
     }
 
     @Test
-    void shouldUseTcpBetweenTwoJvmsConfiguredForTcp() throws Exception {
+    void shouldTakeTheKernelsTcpBetweenTwoJvmsConfiguredForUcxTcp() throws Exception {
         try (ChildJvm server = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp"), "server")) {
             int port = server.port();
             try (ChildJvm client = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp"), "client",
+                    String.valueOf(port), String.valueOf(4 << 20), "E")) {
+                assertEquals(Set.of(), parse(client.expect("TRANSPORTS ")), client::report);
+                Data.Received r = Data.Received.parse(client.expect("RECEIVED "));
+                assertEquals(4 << 20, r.count(), client::report);
+                assertEquals(-1, r.firstMismatch());
+            }
+        }
+    }
+
+    @Test
+    void shouldUseUcxTcpBetweenTwoJvmsConfiguredForTcpWithKernelTcpOff() throws Exception {
+        List<String> tcp = List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.kernel.tcp=false");
+        try (ChildJvm server = ChildJvm.withProvider(tcp, "server")) {
+            int port = server.port();
+            try (ChildJvm client = ChildJvm.withProvider(tcp, "client",
                     String.valueOf(port), String.valueOf(4 << 20), "E")) {
                 Set<String> t = parse(client.expect("TRANSPORTS "));
                 assertTrue(t.contains("tcp"), "tcp in " + t);
