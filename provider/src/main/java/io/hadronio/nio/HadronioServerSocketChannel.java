@@ -321,7 +321,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             }
             SocketChannel plain = classify(child);
             if (plain != null) {
-                return new HadronioSocketChannel(provider(), runtime, plain, null);
+                return plainChannel(plain, null);
             }
         }
     }
@@ -329,13 +329,27 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private SocketChannel wrap(Handshaken h) throws IOException {
         if (h.accelerated == null) {
             try {
-                return new HadronioSocketChannel(provider(), runtime, h.tcp, h.prefix);
+                return plainChannel(h.tcp, h.prefix);
             } catch (IOException e) {
                 h.close();
                 throw e;
             }
         }
         return new HadronioSocketChannel(provider(), runtime, h.accelerated);
+    }
+
+    /**
+     * The channel of a plain connection. One from a local client may still move to UCX if
+     * that client runs hadroNIO ({@code hadronio.upgrade}): it opens plain and upgrades in
+     * the background.
+     */
+    private HadronioSocketChannel plainChannel(SocketChannel child, ByteBuffer prefix) throws IOException {
+        HadronioSocketChannel ch = new HadronioSocketChannel(provider(), runtime, child, prefix);
+        if (prefix == null && runtime.upgrades() != null
+                && runtime.peers().isLocal(((InetSocketAddress) child.getRemoteAddress()).getAddress())) {
+            ch.upgradeAccepted(port);
+        }
+        return ch;
     }
 
     /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */

@@ -96,6 +96,21 @@ public final class ConnectionLifecycle {
     static final int RESET = 1 << 11;
     static final int CONTROL_EOF = 1 << 12;
     static final int LATE_WRITE = 1 << 13;
+    // ---- a local connection that starts on raw TCP and moves to UCX (Upgrade; docs/connections-v3.md) ----
+    // its socket is non-blocking and the channel emulates blocking, so that no thread sleeps inside it
+    static final int UPGRADABLE = 1 << 14;
+    // the UCX half exists and is connected: the output may switch at the next write
+    static final int UPGRADE_READY = 1 << 15;
+    // no direction will switch any more (no listener, plain peer, session lost before a switch)
+    static final int UPGRADE_OFF = 1 << 16;
+    // our output moved to UCX after rawWritten bytes (SWITCH sent); OUT_ACKED: the peer took it, records may follow
+    static final int OUT_UCX = 1 << 17;
+    static final int OUT_ACKED = 1 << 18;
+    // the peer's SWITCH(rawLimit) arrived; IN_UCX: rawLimit raw bytes consumed, input from UCX, records from TCP
+    static final int IN_LIMIT = 1 << 19;
+    static final int IN_UCX = 1 << 20;
+    // the in-band SWITCHED record, the first record after the peer's raw bytes, arrived
+    static final int SWITCHED_SEEN = 1 << 21;
 
     // how long a closing connection may wait for its sends before it is torn down anyway
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -115,6 +130,18 @@ public final class ConnectionLifecycle {
     private volatile Connection connection;
     // a handshake that failed: thrown by the connect that takes the outcome
     private IOException failure;
+
+    // ---- upgrade (see UPGRADABLE) ----
+    // a raw read and the peer's SWITCH never overlap: a read bounded by what it knew could
+    // otherwise take bytes past the switch point
+    private final java.util.concurrent.locks.ReentrantLock rawInput = new java.util.concurrent.locks.ReentrantLock();
+    // raw bytes the peer sent before its switch (valid with IN_LIMIT) and we consumed (under rawInput)
+    private volatile long rawLimit = -1;
+    private long rawConsumed;
+    // raw bytes we wrote (writers only, under the channel's write lock); frozen by the switch
+    private long rawWritten;
+    private volatile long switchedAt = -1;
+    private volatile Upgrade upgrade;
 
     // ---- control thread only ----
     private long drainStarted;
@@ -182,8 +209,10 @@ public final class ConnectionLifecycle {
         return (word & PATH_UCX) != 0;
     }
 
+    /** Both directions take the kernel socket, raw (plain TCP, or an upgrade that switched nothing yet). */
     public boolean isPlain() {
-        return (word & PATH_TCP) != 0;
+        int w = word;
+        return (w & PATH_TCP) != 0 && (w & (OUT_UCX | IN_UCX)) == 0;
     }
 
     public boolean isInputShut() {
@@ -264,7 +293,7 @@ public final class ConnectionLifecycle {
         if (s != OPEN && s != CLOSING) {
             return "";
         }
-        if ((w & PATH_TCP) != 0) {
+        if ((w & PATH_TCP) != 0 && (w & (OUT_UCX | IN_UCX)) != (OUT_UCX | IN_UCX)) {
             return "tcp";
         }
         Connection c = connection;
@@ -414,7 +443,7 @@ public final class ConnectionLifecycle {
         synchronized (this) {
             before = update(0, OUTPUT_SHUT);
         }
-        if ((before & (OUTPUT_SHUT | PATH_UCX)) == PATH_UCX) {
+        if ((before & OUTPUT_SHUT) == 0 && (before & (PATH_UCX | OUT_UCX)) != 0) {
             reactor.watch(this);
         }
     }
@@ -433,12 +462,17 @@ public final class ConnectionLifecycle {
             if (s >= CLOSING) {
                 return false;
             }
-            closeSocket = (w & PATH_TCP) != 0 || connection == null;
+            // plain, or an upgrade without a UCX half yet: the kernel socket is the whole connection
+            closeSocket = connection == null;
             update(closeSocket ? CLOSED : CLOSING, 0);
             notifyAll();
         }
         if (closeSocket) {
             tcp.close();
+            Upgrade u = upgrade;
+            if (u != null) {
+                u.end();
+            }
             return false;
         }
         wake();
@@ -494,6 +528,14 @@ public final class ConnectionLifecycle {
                         update(0, PEER_CLOSED);
                     }
                     wake();
+                }
+                case ControlRecord.SWITCHED -> {
+                    if ((w & IN_UCX) == 0 || (w & SWITCHED_SEEN) != 0 || value != rawLimit) {
+                        throw new ProtocolException("SWITCHED " + value + " where " + rawLimit + " raw bytes were announced");
+                    }
+                    synchronized (this) {
+                        update(0, SWITCHED_SEEN);
+                    }
                 }
                 case ControlRecord.NUDGE -> {
                     if (!progressForPeer) {
@@ -573,6 +615,155 @@ public final class ConnectionLifecycle {
         }
     }
 
+    // ---- upgrade: raw TCP first, then UCX, one direction at a time (see Upgrade) --------------
+
+    /** The application's bytes from the peer still come raw from the kernel socket. */
+    public boolean inputRaw() {
+        int w = word;
+        return (w & PATH_TCP) != 0 && (w & IN_UCX) == 0;
+    }
+
+    /** Our bytes still go raw over the kernel socket. */
+    public boolean outputRaw() {
+        int w = word;
+        return (w & PATH_TCP) != 0 && (w & OUT_UCX) == 0;
+    }
+
+    /** A connection that may move to UCX: its socket is non-blocking, the channel emulates blocking. */
+    public boolean isUpgradable() {
+        return (word & UPGRADABLE) != 0;
+    }
+
+    /** Before the connection opens: it will try to move to UCX (see {@link Upgrade}). */
+    public synchronized void markUpgradable(Upgrade u) {
+        upgrade = u;
+        update(0, UPGRADABLE);
+    }
+
+    /** The UCX half is connected (rendezvous thread); false when the channel closed first (the caller frees it). */
+    synchronized boolean upgradeReady(Connection c) {
+        int w = word;
+        if ((w & LADDER) != OPEN || (w & UPGRADE_OFF) != 0) {
+            return false;
+        }
+        connection = c;
+        update(0, UPGRADE_READY);
+        return true;
+    }
+
+    /** No direction will switch any more, if none did; true when one already did (the upgrade must go on). */
+    synchronized boolean upgradeOff() {
+        int w = update(0, UPGRADE_OFF);
+        return (w & (OUT_UCX | IN_LIMIT)) != 0;
+    }
+
+    /** shutdownOutput or close before the output switched: the kernel's FIN ends it; the peer stops waiting for a switch. */
+    public void outputEndedRaw() {
+        Upgrade u = upgrade;
+        if (u != null) {
+            u.outputEndedRaw();
+        }
+    }
+
+    /** Raw bytes a writer handed to the kernel (under the channel's write lock). */
+    public void wroteRaw(long n) {
+        rawWritten += n;
+    }
+
+    /**
+     * A writer (under the channel's write lock) moves our output to UCX when it can: the UCX
+     * half is ready, the output is open and still raw. Returns the switch point (raw bytes
+     * written), or -1 when the output stays raw for now.
+     */
+    public long trySwitchOutput() {
+        long n;
+        synchronized (this) {
+            int w = word;
+            if ((w & (UPGRADE_READY | UPGRADE_OFF | OUT_UCX | OUTPUT_SHUT)) != UPGRADE_READY
+                    || (w & LADDER) != OPEN || (w & RESET) != 0) {
+                return -1;
+            }
+            n = rawWritten;
+            switchedAt = n;
+            update(0, OUT_UCX);
+        }
+        reactor.track(this);
+        upgrade.sendSwitch(n);
+        return n;
+    }
+
+    /** The upgrade of this connection, or null. */
+    Upgrade upgrade() {
+        return upgrade;
+    }
+
+    long switchedAt() {
+        return switchedAt;
+    }
+
+    /** The peer took our switch point: records may follow on the kernel socket (rendezvous thread). */
+    void outputAcked() {
+        int before;
+        synchronized (this) {
+            before = update(0, OUT_ACKED);
+        }
+        reactor.sendRecord(this, ControlRecord.SWITCHED, switchedAt);
+        if ((before & OUTPUT_SHUT) != 0 || (before & LADDER) >= DRAINING) {
+            reactor.watch(this);
+        }
+    }
+
+    /** The lock a raw read holds (with {@link #rawRoom}, {@link #consumedRaw}) so that the peer's switch point never overtakes it. */
+    public java.util.concurrent.locks.ReentrantLock rawInputLock() {
+        return rawInput;
+    }
+
+    /** How many raw bytes may still be read (under {@link #rawInputLock}): unbounded until the peer's switch point is known. */
+    public long rawRoom() {
+        return (word & IN_LIMIT) != 0 ? rawLimit - rawConsumed : Long.MAX_VALUE;
+    }
+
+    /** True when the peer announced a switch point: a raw end-of-stream before it is a reset. */
+    public boolean rawLimitKnown() {
+        return (word & IN_LIMIT) != 0;
+    }
+
+    /** A raw read took {@code n} bytes (under {@link #rawInputLock}). */
+    public void consumedRaw(long n) {
+        rawConsumed += n;
+        if ((word & IN_LIMIT) != 0 && rawConsumed == rawLimit) {
+            inputSwitched();
+        }
+    }
+
+    /** The peer's SWITCH(n): its raw bytes end at n (rendezvous thread). */
+    void peerSwitched(long n) throws ProtocolException {
+        rawInput.lock();
+        try {
+            if ((word & IN_LIMIT) != 0 || n < rawConsumed) {
+                throw new ProtocolException("SWITCH at " + n + " after " + rawConsumed + " raw bytes were read");
+            }
+            rawLimit = n;
+            synchronized (this) {
+                update(0, IN_LIMIT);
+            }
+            if (rawConsumed == n) {
+                inputSwitched();
+            }
+        } finally {
+            rawInput.unlock();
+        }
+    }
+
+    /** All raw bytes of the peer are read: input from UCX, control records from the kernel socket. */
+    private void inputSwitched() {
+        synchronized (this) {
+            update(0, IN_UCX);
+        }
+        reactor.readRecords(this);
+        wake();
+    }
+
     // ---- the control thread's part: closing in order -----------------------------------------
 
     /**
@@ -606,7 +797,8 @@ public final class ConnectionLifecycle {
     boolean owesPeer() {
         int w = word;
         int s = w & LADDER;
-        return s != CLOSED && ((w & (OUTPUT_SHUT | FIN_SENT)) == OUTPUT_SHUT && (w & PATH_UCX) != 0 || s == DRAINING);
+        return s != CLOSED && ((w & (OUTPUT_SHUT | FIN_SENT)) == OUTPUT_SHUT && (w & (PATH_UCX | OUT_UCX)) != 0
+                || s == DRAINING);
     }
 
     private boolean drainStep() {
@@ -616,10 +808,19 @@ public final class ConnectionLifecycle {
         }
         int w = word;
         boolean broken = (w & (RESET | CONTROL_EOF)) != 0;
-        if ((w & FIN_SENT) == 0) {
+        // an output that never switched ends with the kernel's FIN when the socket closes: no records
+        // (a handshake that ended accelerated counts before finishConnect took it: PATH_UCX comes then)
+        boolean outputOnUcx = (w & PATH_TCP) == 0 || (w & OUT_UCX) != 0;
+        // records may follow our switched output only once the peer took the switch point
+        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
+        if ((w & FIN_SENT) == 0 && !outputOnUcx) {
+            synchronized (this) {
+                update(0, FIN_SENT);
+            }
+        } else if ((w & FIN_SENT) == 0) {
             boolean done;
             try {
-                done = broken || connection.sendsComplete() || now - drainStarted - LINGER_NANOS > 0;
+                done = broken || connection.sendsComplete() && recordsAllowed || now - drainStarted - LINGER_NANOS > 0;
             } catch (IOException | RuntimeException e) {
                 done = true;
             }
@@ -631,7 +832,7 @@ public final class ConnectionLifecycle {
                 }
                 return true;
             }
-            if (!broken) {
+            if (!broken && recordsAllowed) {
                 reactor.send(this, ControlRecord.FIN, connection.messagesSent());
             }
             synchronized (this) {
@@ -641,7 +842,7 @@ public final class ConnectionLifecycle {
         if ((word & LADDER) != DRAINING) {
             return false;
         }
-        if ((word & (RESET | CONTROL_EOF)) == 0) {
+        if ((word & (RESET | CONTROL_EOF)) == 0 && outputOnUcx && recordsAllowed) {
             reactor.send(this, ControlRecord.CLOSE, 0);
         }
         finish();
@@ -663,6 +864,10 @@ public final class ConnectionLifecycle {
             tcp.close();
         } catch (IOException e) {
             // nothing to do
+        }
+        Upgrade u = upgrade;
+        if (u != null) {
+            u.end();
         }
         if (!keepMemory) {
             connection.release();

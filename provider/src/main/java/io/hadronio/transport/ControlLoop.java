@@ -836,6 +836,41 @@ public final class ControlLoop implements Runnable {
         }
     }
 
+    /** An upgraded connection's output moved to UCX: a normal JVM exit must close it in order. */
+    void track(ConnectionLifecycle life) {
+        execute(() -> open.add(life));
+    }
+
+    /** An upgraded connection's input moved to UCX: what follows the raw bytes on its socket are control records. */
+    void readRecords(ConnectionLifecycle life) {
+        execute(() -> {
+            if (life.state() >= ConnectionLifecycle.CLOSED || !life.tcp.isOpen()) {
+                return;
+            }
+            try {
+                SelectionKey key = life.tcp.keyFor(selector);
+                if (key == null) {
+                    life.tcp.register(selector, SelectionKey.OP_READ, new RecordReader(life));
+                } else {
+                    key.attach(new RecordReader(life));
+                    key.interestOps(SelectionKey.OP_READ);
+                }
+                open.add(life);
+            } catch (IOException | java.nio.channels.CancelledKeyException e) {
+                // closed meanwhile
+            }
+        });
+    }
+
+    /** Sends a control record from another thread. */
+    void sendRecord(ConnectionLifecycle life, byte type, long value) {
+        execute(() -> {
+            if (life.tcp.isOpen()) {
+                send(life, type, value);
+            }
+        });
+    }
+
     /** {@code life}'s socket leaves this thread's selector (before it closes). Control thread. */
     void forget(ConnectionLifecycle life) {
         open.remove(life);

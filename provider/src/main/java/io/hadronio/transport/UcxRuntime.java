@@ -23,6 +23,8 @@ public final class UcxRuntime {
     private final ControlLoop control;
     private final SelectorProvider platform;
     private final Peers peers;
+    // null unless hadronio.upgrade is on
+    private final Upgrades upgrades;
 
     private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform,
                        Peers peers) throws IOException {
@@ -32,6 +34,12 @@ public final class UcxRuntime {
         this.platform = platform;
         this.peers = peers;
         this.control = new ControlLoop(this, platform);
+        this.upgrades = config.upgrade() ? new Upgrades(this) : null;
+    }
+
+    /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off. */
+    public Upgrades upgrades() {
+        return upgrades;
     }
 
     /**
