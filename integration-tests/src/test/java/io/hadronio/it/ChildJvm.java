@@ -101,6 +101,11 @@ public final class ChildJvm implements AutoCloseable {
         // two cores shared by two JVMs: keep the children's JIT and GC threads cheap
         command.add("-XX:TieredStopAtLevel=1");
         command.add("-XX:+UseSerialGC");
+        // the suite runs in the connection mode of the JVM that runs it (-Dtest.jvm.flags=... -Dhadronio.upgrade=true)
+        String upgrade = System.getProperty("hadronio.upgrade");
+        if (upgrade != null && jvmOptions.stream().noneMatch(o -> o.startsWith("-Dhadronio.upgrade="))) {
+            command.add("-Dhadronio.upgrade=" + upgrade);
+        }
         command.addAll(jvmOptions);
         command.add("-cp");
         command.add(classPath);
