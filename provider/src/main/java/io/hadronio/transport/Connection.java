@@ -102,6 +102,10 @@ public final class Connection implements WorkerGroup.Readiness {
     private final MemorySegment creditIn;
     private long creditInRequest = NONE;
     private UcxEndpoint endpoint;
+    // the endpoint to the peer's worker, shared with every other connection to it
+    private WorkerGroup.PeerEndpoint peer;
+    // the control connection ended without a close (see WorkerGroup.peerMayBeDead); under lock
+    private boolean controlLost;
     // both ends on this very worker (UCX 'self'): a send completes the peer's receive inside
     // the call, with no event on the event fd, so whoever waits for it must be woken by us
     private boolean selfLoop;
@@ -171,7 +175,8 @@ public final class Connection implements WorkerGroup.Readiness {
             // PEER: a peer that dies is reported (sends and receives complete with an error,
             // onPeerFailure runs) instead of aborting this process inside UCX; with the
             // context's peerFailureDetection it keeps shared memory (sysv + cma)
-            this.endpoint = worker.connect(peerWorkerAddress, ErrorMode.PEER, this::onPeerFailure);
+            this.peer = group.endpointTo(peerWorkerAddress, this);
+            this.endpoint = peer.endpoint;
             this.selfLoop = java.util.Arrays.equals(peerWorkerAddress, group.address());
         } finally {
             lock.unlock();
@@ -246,7 +251,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * UCX's report that the peer failed, from inside a progress of our worker (an upcall:
      * no call into the worker here). The waiters are woken after that progress returns.
      */
-    private void onPeerFailure(UcxEndpoint failed, int status) {
+    void onPeerFailure(int status) {
         life.onPeerFailure("UCX: peer failed (" + UcsStatus.describe(status) + ")");
         group.wakeAfterProgress();
     }
@@ -260,22 +265,18 @@ public final class Connection implements WorkerGroup.Readiness {
     void abortEndpoint() {
         lock.lock();
         try {
-            UcxEndpoint ep = endpoint;
-            if (ep == null || !ep.isOpen() || !worker.isOpen()) {
-                return;
-            }
-            try {
-                long close = ep.closeNonBlocking(true);
-                if (close != UcxWorker.COMPLETED) {
-                    group.progressLocked();
-                    worker.release(close);
-                }
-            } catch (UcxException | RuntimeException e) {
-                // gone either way
+            controlLost = true;
+            if (peer != null) {
+                group.peerMayBeDead(peer);
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** True once this connection's control connection ended without a close. Under lock. */
+    boolean controlLost() {
+        return controlLost;
     }
 
     // ---- read ----------------------------------------------------------------------------
@@ -812,19 +813,9 @@ public final class Connection implements WorkerGroup.Readiness {
                         txRequests[i] = NONE;
                     }
                 }
-                if (endpoint != null && endpoint.isOpen()) {
-                    try {
-                        // a flushing close; if it cannot finish now (a dead peer), UCX
-                        // finishes it in the background (at the latest when the worker closes).
-                        // After a reset, a forced one: nobody will take the messages
-                        long close = endpoint.closeNonBlocking(force);
-                        if (close != UcxWorker.COMPLETED) {
-                            group.progressLocked();
-                            worker.release(close);
-                        }
-                    } catch (UcxException | RuntimeException e) {
-                        // the endpoint is gone either way
-                    }
+                if (peer != null) {
+                    // the endpoint is the peer's, shared: it stays for the next connection to it
+                    group.leave(peer, this);
                 }
             }
         } finally {

@@ -111,6 +111,8 @@ public final class ConnectionLifecycle {
     static final int IN_UCX = 1 << 20;
     // the in-band SWITCHED record, the first record after the peer's raw bytes, arrived
     static final int SWITCHED_SEEN = 1 << 21;
+    // the peer closed abortively (ABORT record): a reset, but the peer lives
+    static final int PEER_ABORTED = 1 << 22;
 
     // how long a closing connection may wait for its sends before it is torn down anyway
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -515,8 +517,8 @@ public final class ConnectionLifecycle {
     boolean onRecord(byte type, long value) {
         try {
             int w = word;
-            if ((w & PEER_CLOSED) != 0) {
-                throw new ProtocolException("control record of type " + type + " after CLOSE");
+            if ((w & (PEER_CLOSED | PEER_ABORTED)) != 0) {
+                throw new ProtocolException("control record of type " + type + " after CLOSE or ABORT");
             }
             switch (type) {
                 case ControlRecord.FIN -> onFin(value);
@@ -528,6 +530,15 @@ public final class ConnectionLifecycle {
                         update(0, PEER_CLOSED);
                     }
                     wake();
+                }
+                case ControlRecord.ABORT -> {
+                    if (value != 0) {
+                        throw new ProtocolException("ABORT " + value);
+                    }
+                    synchronized (this) {
+                        update(0, PEER_ABORTED);
+                    }
+                    reset("Connection reset by peer");
                 }
                 case ControlRecord.SWITCHED -> {
                     if ((w & IN_UCX) == 0 || (w & SWITCHED_SEEN) != 0 || value != rawLimit) {
@@ -584,7 +595,8 @@ public final class ConnectionLifecycle {
         if (!orderly) {
             reset(error != null ? error : "peer closed the control connection without closing");
             Connection c = connection;
-            if (c != null) {
+            if (c != null && (word & PEER_ABORTED) == 0) {
+                // no close and no abort: the peer may have died
                 c.abortEndpoint();
             }
         }
@@ -851,6 +863,19 @@ public final class ConnectionLifecycle {
 
     /** Abortive close ({@code SO_LINGER} 0): the socket closes with a reset, nothing more is sent (control thread). */
     private void abort() {
+        int w = word;
+        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
+        if (recordsAllowed && (w & (RESET | CONTROL_EOF)) == 0) {
+            // the peer must tell this from our death (which would end the UCX endpoint it shares
+            // with its other connections to us): an ABORT record, then an ordinary close so that
+            // the record is not discarded by a reset
+            reactor.send(this, ControlRecord.ABORT, 0);
+            try {
+                tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
+            } catch (IOException | RuntimeException e) {
+                // closed already
+            }
+        }
         finish();
     }
 
