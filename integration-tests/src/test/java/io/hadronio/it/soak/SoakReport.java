@@ -25,9 +25,13 @@ final class SoakReport {
     private final double drainSeconds;
     private final long seed;
     private final int maxMessages;
+    private final long start;
+    private final List<String> samples;
 
-    SoakReport(Ledger ledger, Map<Integer, Long> killed, int held, Figures before, Figures after, double runSeconds,
-               double drainSeconds, long seed, int maxMessages) {
+    SoakReport(Ledger ledger, Map<Integer, Long> killed, int held, Figures before, Figures after, long start,
+               double runSeconds, double drainSeconds, long seed, int maxMessages, List<String> samples) {
+        this.start = start;
+        this.samples = List.copyOf(samples);
         this.ledger = ledger;
         this.killed = killed;
         this.held = held;
@@ -127,8 +131,10 @@ final class SoakReport {
                 + cutByEof + ", IOException " + (cut - cutByEof) + " (" + closedBeforeKill + " of them closed by"
                 + " the client before the kill, their last bytes still in flight)");
         out.add("  detection (kill -> the server's read or write ends): " + spread(detections(null)));
-        killed.forEach((inc, nanos) -> out.add("    client " + inc + ": " + spread(detections(inc))));
+        killed.forEach((inc, nanos) -> out.add(String.format("    client %d, killed at %.1f s: %s", inc,
+                (nanos - start) / 1e9, spread(detections(inc)))));
         out.add("  server before (after warm-up): " + before);
+        samples.forEach(x -> out.add("  server during the run, at " + x));
         out.add("  server after (all closed):     " + after);
         out.add(String.format("  deltas: fds %+d, threads %+d, RSS %+d KiB", after.fds() - before.fds(),
                 after.threads() - before.threads(), after.rssKiB() - before.rssKiB()));

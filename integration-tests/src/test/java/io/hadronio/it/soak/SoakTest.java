@@ -139,6 +139,20 @@ class SoakTest {
                 int held = ledger.serverOpen(server, CLIENTS * SLOTS, HANG_GUARD);
                 clients.values().forEach(c -> send(c, "GO"));
                 long start = System.nanoTime();
+                // the server's cost during the run, ten times: growth that goes on is a leak
+                List<String> samples = Collections.synchronizedList(new ArrayList<>());
+                Thread sampler = new Thread(() -> {
+                    try {
+                        for (int k = 1; k <= 10; k++) {
+                            Thread.sleep(RUN_SECONDS * 100);
+                            samples.add(String.format("%.0f s: %s", (System.nanoTime() - start) / 1e9, Figures.of(pid)));
+                        }
+                    } catch (InterruptedException | IOException e) {
+                        // the run ended
+                    }
+                }, "soak-sampler");
+                sampler.setDaemon(true);
+                sampler.start();
                 List<Double> killAt = new ArrayList<>();
                 for (int k = 0; k < KILLS; k++) {
                     killAt.add(0.1 + 0.8 * schedule.nextDouble());
@@ -169,8 +183,9 @@ class SoakTest {
                 ledger.allEnded(server, HANG_GUARD);
                 Figures after = Figures.settle(pid, before);
 
-                SoakReport r = new SoakReport(ledger, killed, held, before, after, (stopped - start) / 1e9,
-                        (drained - stopped) / 1e9, SEED, MAX_MESSAGES);
+                sampler.interrupt();
+                SoakReport r = new SoakReport(ledger, killed, held, before, after, start, (stopped - start) / 1e9,
+                        (drained - stopped) / 1e9, SEED, MAX_MESSAGES, samples);
                 r.print();
                 assertTrue(server.process().isAlive(), "the server died: " + server.report());
                 r.check(KILLS);
