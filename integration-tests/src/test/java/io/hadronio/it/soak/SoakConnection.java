@@ -109,8 +109,10 @@ final class SoakConnection {
         }
     }
 
+    /** Why the stream that ended is not the one the peer sent. */
     private String endOfStream() {
-        return "end of stream after " + in.received + " of " + in.expected + " bytes";
+        return (in.firstMismatch >= 0 ? "byte " + in.firstMismatch + " differs from the stream; " : "")
+                + "end of stream after " + in.received + " of " + in.expected + " bytes";
     }
 
     /** After the tail: the whole connection at once, or our output first (the peer's ended already). */

@@ -109,11 +109,13 @@ final class SoakReport {
         long cut = 0;
         long prefix = 0;
         long cutByEof = 0;
+        Map<String, Long> how = new TreeMap<>();
         for (End s : ledger.server.values()) {
             if (s.outcome().equals("FAULT") && killed.containsKey(s.incarnation())) {
                 cut++;
                 prefix += s.received();
                 cutByEof += s.detail().startsWith("end of stream") ? 1 : 0;
+                how.merge(s.detail().replaceAll("[0-9]+", "#"), 1L, Long::sum);
             }
         }
         out.add(String.format("soak: seed %d, %.0f s of traffic (+%.1f s to finish after STOP), up to %d messages a"
@@ -130,6 +132,7 @@ final class SoakReport {
         out.add("  clients killed: " + killed.size() + "; the server saw their connections end with end-of-stream "
                 + cutByEof + ", IOException " + (cut - cutByEof) + " (" + closedBeforeKill + " of them closed by"
                 + " the client before the kill, their last bytes still in flight)");
+        how.forEach((k, v) -> out.add("    " + v + " x " + k));
         out.add("  detection (kill -> the server's read or write ends): " + spread(detections(null)));
         killed.forEach((inc, nanos) -> out.add(String.format("    client %d, killed at %.1f s: %s", inc,
                 (nanos - start) / 1e9, spread(detections(inc)))));
