@@ -143,6 +143,14 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /**
+     * The next line the child printed, whatever it is, or null when none came within
+     * {@code timeout} (or the child ended and every line of it was taken).
+     */
+    public String poll(Duration timeout) throws InterruptedException {
+        return lines.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
     private boolean pumpDone() throws InterruptedException {
         // the process is gone: give the pump a moment to deliver its last lines
         Thread.sleep(200);
