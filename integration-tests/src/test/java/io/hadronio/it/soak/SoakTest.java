@@ -21,7 +21,6 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -83,29 +82,20 @@ class SoakTest {
         return o;
     }
 
-    /**
-     * The soak with UCX's rendezvous protocol off ({@code RNDV_THRESH=inf}: every message
-     * eager), which the provider bug below needs; everything else as applications run.
-     */
+    /** The soak with UCX's rendezvous protocol off ({@code RNDV_THRESH=inf}: every message eager). */
     @Test
     void shouldKeepEveryByteThroughKillsAndHalfClosesAndLeakNothingWithEagerUcxMessages() throws Exception {
         soak(EAGER_ONLY);
     }
 
     /**
-     * The same with UCX's default settings. Fails within seconds: a connection's read
-     * (or a selector's) ends with "UCX receive failed: Request canceled" while both peers
-     * live. UCX pairs the endpoints two workers create to each other by the order they
-     * were created in (conn_sn); hadroNIO creates one per connection on each side, in the
-     * order its handshakes complete there, which differs between the two sides when
-     * connections are set up concurrently. A rendezvous message of connection B then
-     * names, at the receiver, the endpoint of connection A; once A closes it, UCX cancels
-     * B's receive. With each client's connects serialized, or with rendezvous off, the
-     * same runs pass. docs/RELIABILITY.md has the details.
+     * The same with UCX's default settings (large messages by rendezvous). This found the
+     * crossed endpoint pairs: connections set up concurrently between two JVMs each had
+     * their own endpoint, UCX paired the two sides' endpoints by creation order, and closing
+     * one connection cancelled another's rendezvous receive ("UCX receive failed: Request
+     * canceled"). Connections to one peer worker now share one endpoint.
      */
     @Test
-    @Disabled("provider bug: concurrent connections between two JVMs cross UCX endpoint pairs; closing one cancels"
-            + " another's rendezvous receive ('UCX receive failed: Request canceled'); see docs/RELIABILITY.md")
     void shouldKeepEveryByteThroughKillsAndHalfClosesAndLeakNothingWithDefaultUcxSettings() throws Exception {
         soak(List.of());
     }
