@@ -35,6 +35,8 @@ import java.util.concurrent.TimeUnit;
  *             RESET                        the connection broke (reason in {@link #resetReason})
  *             CONTROL_EOF                  the control connection ended
  *             LATE_WRITE                   the one write after the peer's close that is taken
+ *             UPGRADABLE .. SWITCHED_SEEN  a local connection that opened plain moving to UCX (Upgrade)
+ *             PEER_ABORTED                 the peer closed abortively (it lives)
  * </pre>
  *
  * <h2>State table</h2>
@@ -72,6 +74,21 @@ import java.util.concurrent.TimeUnit;
  *     <td>RESET, CONTROL_EOF; force-close the endpoint</td><td>same</td></tr>
  * <tr><td>any</td><td>control EOF after CLOSE (control thread)</td><td>CONTROL_EOF</td><td>same</td></tr>
  * <tr><td>any</td><td>peer failure (UCX upcall)</td><td>RESET</td><td>same</td></tr>
+ * <tr><td>DRAINING</td><td>abort, output on UCX (control thread)</td><td>ABORT record, ordinary close</td>
+ *     <td>CLOSED</td></tr>
+ * <tr><td>any</td><td>ABORT (control record)</td><td>RESET; the shared endpoint stays</td><td>PEER_ABORTED</td></tr>
+ * <tr><td>OPEN, UPGRADABLE</td><td>UCX half connected (rendezvous thread)</td><td>-</td><td>UPGRADE_READY</td></tr>
+ * <tr><td>OPEN, UPGRADE_READY</td><td>write (application)</td><td>SWITCH(n) on the session; UCX from now on</td>
+ *     <td>OUT_UCX</td></tr>
+ * <tr><td>OPEN, UPGRADABLE</td><td>SWITCH(n) (rendezvous thread)</td><td>raw reads stop at n; ACK</td>
+ *     <td>IN_LIMIT</td></tr>
+ * <tr><td>OUT_UCX</td><td>ACK (rendezvous thread)</td><td>SWITCHED(n) record; records may follow</td>
+ *     <td>OUT_ACKED</td></tr>
+ * <tr><td>IN_LIMIT</td><td>n raw bytes read (reader)</td><td>control thread reads records</td><td>IN_UCX</td></tr>
+ * <tr><td>IN_UCX</td><td>SWITCHED n (control record)</td><td>not first or n unlike SWITCH: RESET</td>
+ *     <td>SWITCHED_SEEN</td></tr>
+ * <tr><td>OPEN, UPGRADABLE</td><td>session lost or PLAIN before a switch (rendezvous thread)</td>
+ *     <td>stays plain</td><td>UPGRADE_OFF</td></tr>
  * </table>
  * Every fact change wakes the threads waiting on the connection's worker, which then ask
  * {@link Connection#isReady} again.
