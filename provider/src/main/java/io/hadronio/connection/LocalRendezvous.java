@@ -206,6 +206,11 @@ public final class LocalRendezvous {
         return false;
     }
 
+    /** Registrations not claimed by an accepted connection yet (a diagnostic; they expire). */
+    public int expectedRegistrations() {
+        return expected.size();
+    }
+
     private void execute(Runnable task) {
         tasks.add(task);
         wake.signal();
