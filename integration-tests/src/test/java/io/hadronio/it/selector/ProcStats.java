@@ -1,25 +1,12 @@
 package io.hadronio.it.selector;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.stream.Stream;
 
 /** What a process costs, as Linux counts it: resident memory and open file descriptors. */
 record ProcStats(long rssKiB, int fds) {
     /** This JVM, now. */
     static ProcStats self() throws IOException {
-        long rss = -1;
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                rss = Long.parseLong(line.substring(6).trim().split("\\s+")[0]);
-            }
-        }
-        int fds;
-        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
-            fds = (int) s.count();
-        }
-        return new ProcStats(rss, fds);
+        return new ProcStats(ResourceFigures.rssKiB(), ResourceFigures.count("fd"));
     }
 
     /** "rssKiB fds", as the peers print it. */
