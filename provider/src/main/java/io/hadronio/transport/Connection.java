@@ -680,7 +680,10 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /** True when every posted send completed locally, so closing loses nothing. Progresses once. */
+    /**
+     * True when every posted send completed locally, so closing loses nothing: the DATA
+     * messages and the CREDIT messages (the last of which is sent here). Progresses once.
+     */
     boolean sendsComplete() throws IOException {
         lock.lock();
         try {
@@ -690,6 +693,18 @@ public final class Connection implements WorkerGroup.Readiness {
             group.progressLocked();
             pollCredits();
             returnCredits(true);
+            // a credit still queued in UCX (the peer's FIFO full: many connections closing at
+            // once) needs our progress to leave; released now, it would keep this connection's
+            // memory and its endpoint's close waiting for a progress that an idle worker never makes
+            for (int k = 0; k < CREDIT_SLOTS; k++) {
+                if (creditOutRequests[k] != NONE) {
+                    if (worker.status(creditOutRequests[k]) == UcsStatus.INPROGRESS) {
+                        return false;
+                    }
+                    worker.release(creditOutRequests[k]);
+                    creditOutRequests[k] = NONE;
+                }
+            }
             if (txRequests == null) {
                 return true;
             }
