@@ -115,7 +115,7 @@ public final class ControlLoop implements Runnable {
      * closed, connections still finishing a close, handshakes in progress, connections
      * whose bytes wait for a credit; and how many handshakes ended accelerated since start
      * ({@code control.accelerated.total}). Taken on the control thread; empty if it does not
-     * answer within a second.
+     * answer within ten seconds.
      */
     java.util.Map<String, Long> counts() {
         java.util.function.Supplier<java.util.Map<String, Long>> take = () -> java.util.Map.of(
@@ -130,7 +130,7 @@ public final class ControlLoop implements Runnable {
                 new java.util.concurrent.CompletableFuture<>();
         execute(() -> counts.complete(take.get()));
         try {
-            return counts.get(1, TimeUnit.SECONDS);
+            return counts.get(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return java.util.Map.of();
