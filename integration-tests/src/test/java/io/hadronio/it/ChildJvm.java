@@ -127,7 +127,12 @@ public final class ChildJvm implements AutoCloseable {
      * are skipped) and returns what follows the prefix, trimmed.
      */
     public String expect(String prefix) throws InterruptedException {
-        long deadline = System.nanoTime() + LINE_TIMEOUT.toNanos();
+        return expect(prefix, LINE_TIMEOUT);
+    }
+
+    /** {@link #expect(String)} with another hang guard, for a line that follows long work. */
+    public String expect(String prefix, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long left = deadline - System.nanoTime();
             String line = left > 0 ? lines.poll(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS) : null;
@@ -138,7 +143,7 @@ public final class ChildJvm implements AutoCloseable {
                 continue;
             }
             if (left <= 0 || (!process.isAlive() && lines.isEmpty() && pumpDone())) {
-                throw new AssertionError("no line '" + prefix + "...' from " + report());
+                throw new AssertionError("no line '" + prefix + "...' within " + timeout + " from " + report());
             }
         }
     }

@@ -317,6 +317,11 @@ public final class LocalRendezvous {
         return false;
     }
 
+    /** Registrations not claimed by an accepted connection yet (a diagnostic; they expire). */
+    public int expectedRegistrations() {
+        return expected.size();
+    }
+
     /** Runs a task on the rendezvous thread, which owns every session. */
     public void execute(Runnable task) {
         tasks.add(task);

@@ -11,6 +11,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -54,6 +56,13 @@ public final class Connection implements WorkerGroup.Readiness {
     private static final long NONE = -1;
     private static final int CREDIT_SLOTS = 4;
 
+    // connections' memory (one Arena each: slices, slots, credit words) not freed yet in this JVM,
+    // and its bytes: a diagnostic (UcxRuntime.resources), changed only at set-up and release
+    private static final AtomicInteger MEMORY_LIVE = new AtomicInteger();
+    private static final AtomicLong MEMORY_BYTES = new AtomicLong();
+    // of those, the ones release() left allocated because UCX requests in flight may still use them
+    private static final AtomicInteger MEMORY_RETAINED = new AtomicInteger();
+
     static long tag(int id, int kind) {
         return ((long) id << 32) | ((long) kind << 24);
     }
@@ -65,6 +74,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private final ReentrantLock lock;
     // memory of this connection: slices, slots, credit words; freed by release()
     private final Arena arena;
+    // bytes allocated in it (counted in MEMORY_BYTES)
+    private long memoryBytes;
     // our id: the peer puts it in the tags it sends us
     final int localId;
 
@@ -133,6 +144,8 @@ public final class Connection implements WorkerGroup.Readiness {
         java.util.Arrays.fill(rxImmediate, -1);
         this.creditOut = arena.allocate(8L * CREDIT_SLOTS, 8);
         this.creditIn = arena.allocate(8, 8);
+        countMemory((long) sliceSize * sliceCount + 8L * CREDIT_SLOTS + 8);
+        MEMORY_LIVE.incrementAndGet();
         java.util.Arrays.fill(creditOutRequests, NONE);
         lock.lock();
         try {
@@ -166,6 +179,7 @@ public final class Connection implements WorkerGroup.Readiness {
             this.txSliceSize = peerSliceSize;
             this.txSliceCount = peerSliceCount;
             this.txArea = io.hadronio.platform.NativeMemory.allocate((long) peerSliceSize * peerSliceCount, arena);
+            countMemory((long) peerSliceSize * peerSliceCount);
             this.txView = txArea.asByteBuffer();
             this.txRequests = new long[peerSliceCount];
             this.coalesceBelow = peerSliceCount / 2;
@@ -667,7 +681,10 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /** True when every posted send completed locally, so closing loses nothing. Progresses once. */
+    /**
+     * True when every posted send completed locally, so closing loses nothing: the DATA
+     * messages and the CREDIT messages (the last of which is sent here). Progresses once.
+     */
     boolean sendsComplete() throws IOException {
         lock.lock();
         try {
@@ -677,6 +694,18 @@ public final class Connection implements WorkerGroup.Readiness {
             group.progressLocked();
             pollCredits();
             returnCredits(true);
+            // a credit still queued in UCX (the peer's FIFO full: many connections closing at
+            // once) needs our progress to leave; released now, it would keep this connection's
+            // memory and its endpoint's close waiting for a progress that an idle worker never makes
+            for (int k = 0; k < CREDIT_SLOTS; k++) {
+                if (creditOutRequests[k] != NONE) {
+                    if (worker.status(creditOutRequests[k]) == UcsStatus.INPROGRESS) {
+                        return false;
+                    }
+                    worker.release(creditOutRequests[k]);
+                    creditOutRequests[k] = NONE;
+                }
+            }
             if (txRequests == null) {
                 return true;
             }
@@ -823,7 +852,31 @@ public final class Connection implements WorkerGroup.Readiness {
         }
         if (!inFlight) {
             arena.close();
+            MEMORY_LIVE.decrementAndGet();
+            MEMORY_BYTES.addAndGet(-memoryBytes);
+        } else {
+            MEMORY_RETAINED.incrementAndGet();
         }
+    }
+
+    private void countMemory(long bytes) {
+        memoryBytes += bytes;
+        MEMORY_BYTES.addAndGet(bytes);
+    }
+
+    /** Connections whose memory is not freed (open ones, and any {@link #release} had to leave), JVM-wide. */
+    static int memoryLive() {
+        return MEMORY_LIVE.get();
+    }
+
+    /** Bytes of native memory those connections hold (slices, send slots, credit words). */
+    static long memoryBytes() {
+        return MEMORY_BYTES.get();
+    }
+
+    /** Connections whose memory {@link #release} left allocated because UCX requests in flight might use it. */
+    static int memoryRetained() {
+        return MEMORY_RETAINED.get();
     }
 
     /** Gives a request back to UCX; true when it is still in progress (and may still use our memory). */

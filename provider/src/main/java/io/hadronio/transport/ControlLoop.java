@@ -46,6 +46,8 @@ public final class ControlLoop implements Runnable {
     private final List<Runnable> afterDeregistration = new ArrayList<>();
     // accelerated connections not closed yet: a normal JVM exit closes them in order
     private final Set<ConnectionLifecycle> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    // handshakes that ended accelerated since start, both directions (a diagnostic, see counts())
+    private long accelerated;
     // connections whose accepted bytes wait for a credit
     private final java.util.Map<Connection, Long> flushing = new java.util.IdentityHashMap<>();
     // connections that started holding bytes back, handed over by writers without a task
@@ -105,6 +107,35 @@ public final class ControlLoop implements Runnable {
             } catch (InterruptedException e) {
                 return;
             }
+        }
+    }
+
+    /**
+     * What the control thread holds, as counts (a diagnostic): accelerated connections not
+     * closed, connections still finishing a close, handshakes in progress, connections
+     * whose bytes wait for a credit; and how many handshakes ended accelerated since start
+     * ({@code control.accelerated.total}). Taken on the control thread; empty if it does not
+     * answer within ten seconds.
+     */
+    java.util.Map<String, Long> counts() {
+        java.util.function.Supplier<java.util.Map<String, Long>> take = () -> java.util.Map.of(
+                "control.open", (long) open.size(), "control.ticking", (long) ticking.size(),
+                "control.handshakes", (long) handshakes.size(),
+                "control.flushing", (long) (flushing.size() + flushRequests.size()),
+                "control.accelerated.total", accelerated);
+        if (Thread.currentThread() == thread) {
+            return take.get();
+        }
+        java.util.concurrent.CompletableFuture<java.util.Map<String, Long>> counts =
+                new java.util.concurrent.CompletableFuture<>();
+        execute(() -> counts.complete(take.get()));
+        try {
+            return counts.get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return java.util.Map.of();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return java.util.Map.of();
         }
     }
 
@@ -579,6 +610,7 @@ public final class ControlLoop implements Runnable {
         handshakes.remove(h);
         key.attach(new RecordReader(life));
         open.add(life);
+        accelerated++;
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection " + direction + " " + peer(h.tcp) + " accelerated over UCX "
                     + connection.transports());
