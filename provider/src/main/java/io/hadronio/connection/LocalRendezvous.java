@@ -172,10 +172,35 @@ public final class LocalRendezvous {
         }
     }
 
-    /** Runs {@code task} on the rendezvous thread once {@code delayNanos} have passed (any thread). */
+    // timed tasks handed over by other threads, not in `timed` yet
+    private final java.util.concurrent.ConcurrentLinkedQueue<Timed> newTimed =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    // when the rendezvous thread, asleep, wakes by itself at the latest (nanoTime), or RUNNING: it
+    // looks at newTimed before it sleeps again. Written by the thread around its poll.
+    private static final long RUNNING = Long.MIN_VALUE;
+    private volatile long sleepsUntil = RUNNING;
+
+    /**
+     * Runs {@code task} on the rendezvous thread once {@code delayNanos} have passed (any
+     * thread). Wakes the thread only if it would otherwise sleep past the task: a client
+     * schedules one per connection it opens, and a connection churn must not cost a thread
+     * switch each (docs/connections-v3.md).
+     */
     public void schedule(long delayNanos, Runnable task) {
         long at = System.nanoTime() + delayNanos;
-        execute(() -> timed.add(new Timed(at, timedSequence++, task)));
+        newTimed.add(new Timed(at, 0, task));
+        // pairs with run(): it publishes sleepsUntil and then looks at newTimed again
+        long until = sleepsUntil;
+        if (until != RUNNING && until - at > 0) {
+            wake.signal();
+        }
+    }
+
+    private void takeNewTimed() {
+        Timed t;
+        while ((t = newTimed.poll()) != null) {
+            timed.add(new Timed(t.at, timedSequence++, t.task));
+        }
     }
 
     private void runTimed(long now) {
@@ -355,7 +380,14 @@ public final class LocalRendezvous {
                     pollSet.add(u.socket.fd(), PollSet.POLLIN);
                 }
                 boolean deadlines = !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
-                pollSet.poll(untilTimed(deadlines ? 100 : 1000));
+                takeNewTimed();
+                int timeout = untilTimed(deadlines ? 100 : 1000);
+                sleepsUntil = System.nanoTime() + timeout * 1_000_000L;
+                if (!newTimed.isEmpty()) {
+                    timeout = 0; // scheduled meanwhile: maybe due before that
+                }
+                pollSet.poll(timeout);
+                sleepsUntil = RUNNING;
                 if (pollSet.revents(0) != 0) {
                     wake.drain();
                 }
@@ -382,6 +414,7 @@ public final class LocalRendezvous {
                     }
                 }
                 expireUpgrades(System.nanoTime());
+                takeNewTimed();
                 runTimed(System.nanoTime());
                 Runnable h = housekeeping;
                 if (h != null) {
@@ -544,7 +577,11 @@ public final class LocalRendezvous {
      * Never blocks the caller.
      */
     public void upgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler handler) {
-        execute(() -> startUpgrade(destination, bound, handler));
+        if (onThread()) {
+            startUpgrade(destination, bound, handler);
+        } else {
+            execute(() -> startUpgrade(destination, bound, handler));
+        }
     }
 
     private void startUpgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler h) {

@@ -82,6 +82,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private boolean waitResourcesReleased;
     // where the local rendezvous listens for this channel's clients (null: it does not)
     private volatile InetSocketAddress rendezvousAddress;
+    // the last blocking accept had to wait for its connection; under acceptLock
+    private boolean acceptWaited;
     // SO_TIMEOUT of the adaptor's accept, in ms
     volatile int acceptTimeoutMillis;
     private ServerSocketAdaptor socket;
@@ -261,7 +263,14 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                     begin();
                 }
                 long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
+                if (blocking && acceptWaited && handshaken.isEmpty()) {
+                    // the last blocking accept found nothing either: a server that accepts
+                    // connections one by one waits first, which spares it a failed accept(2)
+                    awaitAcceptable(deadline == Long.MAX_VALUE ? -1 : timeoutMillis);
+                }
+                boolean waited = false;
                 while ((accepted = tryAccept()) == null && blocking && isOpen()) {
+                    waited = true;
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         throw new SocketTimeoutException("Accept timed out");
@@ -271,6 +280,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                         break;
                     }
                 }
+                acceptWaited = waited;
             } finally {
                 if (blocking) {
                     end(accepted != null);

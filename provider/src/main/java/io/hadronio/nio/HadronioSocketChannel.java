@@ -782,6 +782,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     // how long an emulated blocking wait sleeps in poll(2) before it looks at the channel again
     // (a close from another thread cannot wake a poll on the socket)
     private static final int RAW_WAIT_MILLIS = 20;
+    // the last blocking raw read had to wait for its bytes; under the read lock
+    private boolean rawReadWaited;
 
     /**
      * A read from the raw input of an upgradable connection: the kernel socket's bytes, never
@@ -797,7 +799,15 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         try {
             if (blocking) {
                 begin();
+                if (rawReadWaited && isOpen()) {
+                    // the last blocking read found nothing either (request and response): wait
+                    // first, which spares a failed read(2)
+                    long left = deadline - System.nanoTime();
+                    io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLIN,
+                            (int) Math.min(RAW_WAIT_MILLIS, Math.max(1, left / 1_000_000)));
+                }
             }
+            boolean waited = false;
             while (true) {
                 java.util.concurrent.locks.ReentrantLock raw = life.rawInputLock();
                 raw.lock();
@@ -812,6 +822,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     n = room == Long.MAX_VALUE ? tcp.read(dsts, offset, length) : readBounded(dsts, offset, length, room);
                     if (n > 0) {
                         life.consumedRaw(n);
+                        if (blocking) {
+                            rawReadWaited = waited;
+                        }
                         return n;
                     }
                     if (n < 0) {
@@ -831,6 +844,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 if (left <= 0) {
                     throw new SocketTimeoutException("Read timed out");
                 }
+                waited = true;
                 io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLIN,
                         (int) Math.min(RAW_WAIT_MILLIS, Math.max(1, left / 1_000_000)));
             }

@@ -50,7 +50,12 @@ public final class Upgrade implements UpgradeSession.Handler {
     private boolean mineDone;
     private boolean peerDone;
     private boolean switchSent;
-    private boolean closeRequested;
+    // the rendezvous thread started this upgrade (client: its delay passed; server: a session
+    // attached). Until then a close or the end of the raw output only leaves a note here, and
+    // the thread reads it when it starts: a connection that ends early costs no thread switch.
+    private volatile boolean touched;
+    private volatile boolean closeRequested;
+    private volatile boolean outputEndedEarly;
     private boolean abandoned;
 
     private Upgrade(UcxRuntime runtime, ConnectionLifecycle life, boolean client) {
@@ -73,12 +78,14 @@ public final class Upgrade implements UpgradeSession.Handler {
     void start(InetSocketAddress destination, InetSocketAddress bound) {
         long delay = runtime.config().upgradeDelayNanos();
         if (delay <= 0) {
+            runtime.peers().rendezvous().execute(() -> touched = true);
             runtime.peers().rendezvous().upgrade(destination, bound, this);
             return;
         }
         // a connection closed within the delay never costs either side anything for its upgrade
         runtime.peers().rendezvous().schedule(delay, () -> {
-            if (life.state() == ConnectionLifecycle.OPEN) {
+            touched = true;
+            if (!closeRequested && life.state() == ConnectionLifecycle.OPEN) {
                 runtime.peers().rendezvous().upgrade(destination, bound, this);
             } else {
                 onEnd("closed before its upgrade began");
@@ -90,6 +97,7 @@ public final class Upgrade implements UpgradeSession.Handler {
 
     @Override
     public void onOpen(UpgradeSession s) {
+        touched = true;
         session = s;
         if (closeRequested || life.state() != ConnectionLifecycle.OPEN) {
             s.close();
@@ -102,6 +110,9 @@ public final class Upgrade implements UpgradeSession.Handler {
             } catch (Exception e) {
                 abandon("cannot make the UCX half: " + e);
             }
+        }
+        if (outputEndedEarly) {
+            sendNoSwitch();
         }
     }
 
@@ -250,17 +261,28 @@ public final class Upgrade implements UpgradeSession.Handler {
 
     /** Our output ended raw (shutdownOutput or close before it switched). */
     public void outputEndedRaw() {
-        runtime.peers().rendezvous().execute(() -> {
-            if (session != null && !ended && !switchSent && !mineDone) {
-                mineDone = true;
-                session.send(NO_SWITCH, new byte[0]);
-                maybeClose();
-            }
-        });
+        outputEndedEarly = true;
+        if (!touched) {
+            return; // no session yet: onOpen sends NO_SWITCH (pairs with touched = true there)
+        }
+        runtime.peers().rendezvous().execute(this::sendNoSwitch);
+    }
+
+    /** Tells the peer that our output ended raw, once (rendezvous thread). */
+    private void sendNoSwitch() {
+        if (session != null && !ended && !switchSent && !mineDone) {
+            mineDone = true;
+            session.send(NO_SWITCH, new byte[0]);
+            maybeClose();
+        }
     }
 
     /** The connection is closed: the session ends (any thread). */
     void end() {
+        closeRequested = true;
+        if (!touched) {
+            return; // the thread reads closeRequested when it starts (pairs with touched = true there)
+        }
         runtime.peers().rendezvous().execute(() -> {
             closeRequested = true;
             if (session != null) {
