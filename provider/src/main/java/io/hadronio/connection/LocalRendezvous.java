@@ -160,67 +160,6 @@ public final class LocalRendezvous {
     }
 
     private volatile Runnable housekeeping;
-    // tasks to run later, by System.nanoTime() deadline; rendezvous thread only
-    private final java.util.PriorityQueue<Timed> timed = new java.util.PriorityQueue<>();
-    private long timedSequence;
-
-    private record Timed(long at, long sequence, Runnable task) implements Comparable<Timed> {
-        @Override
-        public int compareTo(Timed o) {
-            int c = Long.compare(at - o.at, 0);
-            return c != 0 ? c : Long.compare(sequence, o.sequence);
-        }
-    }
-
-    // timed tasks handed over by other threads, not in `timed` yet
-    private final java.util.concurrent.ConcurrentLinkedQueue<Timed> newTimed =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-    // when the rendezvous thread, asleep, wakes by itself at the latest (nanoTime), or RUNNING: it
-    // looks at newTimed before it sleeps again. Written by the thread around its poll.
-    private static final long RUNNING = Long.MIN_VALUE;
-    private volatile long sleepsUntil = RUNNING;
-
-    /**
-     * Runs {@code task} on the rendezvous thread once {@code delayNanos} have passed (any
-     * thread). Wakes the thread only if it would otherwise sleep past the task: a client
-     * schedules one per connection it opens, and a connection churn must not cost a thread
-     * switch each (docs/connections-v3.md).
-     */
-    public void schedule(long delayNanos, Runnable task) {
-        long at = System.nanoTime() + delayNanos;
-        newTimed.add(new Timed(at, 0, task));
-        // pairs with run(): it publishes sleepsUntil and then looks at newTimed again
-        long until = sleepsUntil;
-        if (until != RUNNING && until - at > 0) {
-            wake.signal();
-        }
-    }
-
-    private void takeNewTimed() {
-        Timed t;
-        while ((t = newTimed.poll()) != null) {
-            timed.add(new Timed(t.at, timedSequence++, t.task));
-        }
-    }
-
-    private void runTimed(long now) {
-        Timed t;
-        while ((t = timed.peek()) != null && now - t.at >= 0) {
-            timed.poll();
-            t.task.run();
-        }
-    }
-
-    /** Milliseconds until the next timed task (at least 1), or {@code otherwise}. */
-    private int untilTimed(int otherwise) {
-        Timed t = timed.peek();
-        if (t == null) {
-            return otherwise;
-        }
-        long ms = (t.at - System.nanoTime() + 999_999) / 1_000_000;
-        return (int) Math.max(0, Math.min(otherwise, ms));
-    }
-
     boolean onThread() {
         return Thread.currentThread() == thread;
     }
@@ -380,14 +319,7 @@ public final class LocalRendezvous {
                     pollSet.add(u.socket.fd(), PollSet.POLLIN);
                 }
                 boolean deadlines = !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
-                takeNewTimed();
-                int timeout = untilTimed(deadlines ? 100 : 1000);
-                sleepsUntil = System.nanoTime() + timeout * 1_000_000L;
-                if (!newTimed.isEmpty()) {
-                    timeout = 0; // scheduled meanwhile: maybe due before that
-                }
-                pollSet.poll(timeout);
-                sleepsUntil = RUNNING;
+                pollSet.poll(deadlines ? 100 : 1000);
                 if (pollSet.revents(0) != 0) {
                     wake.drain();
                 }
@@ -414,8 +346,6 @@ public final class LocalRendezvous {
                     }
                 }
                 expireUpgrades(System.nanoTime());
-                takeNewTimed();
-                runTimed(System.nanoTime());
                 Runnable h = housekeeping;
                 if (h != null) {
                     h.run();

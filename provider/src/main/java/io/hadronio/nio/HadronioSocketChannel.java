@@ -793,6 +793,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * @return bytes read, 0, -1 at end-of-stream, or {@link #INPUT_SWITCHED}
      */
     private long readRaw(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
+        life.usedRaw();
         boolean blocking = isBlocking();
         long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
         long n = 0;
@@ -879,6 +880,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     /** A write to the raw output of an upgradable connection; blocking mode waits in {@code poll(2)}. */
     private long writeRaw(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        life.usedRaw();
         boolean blocking = isBlocking();
         long total = 0;
         boolean completed = false;

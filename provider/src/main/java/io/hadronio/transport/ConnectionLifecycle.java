@@ -694,6 +694,14 @@ public final class ConnectionLifecycle {
         }
     }
 
+    /** A read or write on the raw connection: a client's upgrade begins at the first one once it is due. */
+    public void usedRaw() {
+        Upgrade u = upgrade;
+        if (u != null) {
+            u.poke();
+        }
+    }
+
     /** Raw bytes a writer handed to the kernel (under the channel's write lock). */
     public void wroteRaw(long n) {
         rawWritten += n;

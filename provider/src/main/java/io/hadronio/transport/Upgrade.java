@@ -54,6 +54,21 @@ public final class Upgrade implements UpgradeSession.Handler {
     // attached). Until then a close or the end of the raw output only leaves a note here, and
     // the thread reads it when it starts: a connection that ends early costs no thread switch.
     private volatile boolean touched;
+    // client: where to upgrade, and from when (start(), before the connection is used)
+    private InetSocketAddress destination;
+    private InetSocketAddress bound;
+    private long dueAt;
+    // client: the upgrade waits for its first read or write after dueAt
+    private volatile boolean armed;
+    private static final java.lang.invoke.VarHandle ARMED;
+
+    static {
+        try {
+            ARMED = java.lang.invoke.MethodHandles.lookup().findVarHandle(Upgrade.class, "armed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private volatile boolean closeRequested;
     private volatile boolean outputEndedEarly;
     private boolean abandoned;
@@ -74,16 +89,34 @@ public final class Upgrade implements UpgradeSession.Handler {
         return new Upgrade(runtime, life, false);
     }
 
-    /** Client: the TCP connect completed; ask the listener of {@code destination} (any thread). */
+    /**
+     * Client: the TCP connect completed. The upgrade begins at the connection's first read
+     * or write once {@code hadronio.upgrade.delay} has passed ({@link #poke}), not by a
+     * timer: a connection closed sooner, or one a loaded machine keeps open a little longer
+     * while it waits for its only answer, never costs either side anything for an upgrade,
+     * and one that carries traffic moves at its next operation.
+     */
     void start(InetSocketAddress destination, InetSocketAddress bound) {
+        this.destination = destination;
+        this.bound = bound;
         long delay = runtime.config().upgradeDelayNanos();
         if (delay <= 0) {
-            runtime.peers().rendezvous().execute(() -> touched = true);
-            runtime.peers().rendezvous().upgrade(destination, bound, this);
+            begin();
             return;
         }
-        // a connection closed within the delay never costs either side anything for its upgrade
-        runtime.peers().rendezvous().schedule(delay, () -> {
+        dueAt = System.nanoTime() + delay;
+        armed = true;
+    }
+
+    /** Client: a read or write on the raw connection (any thread): begins the upgrade once it is due. */
+    void poke() {
+        if (armed && System.nanoTime() - dueAt >= 0 && ARMED.compareAndSet(this, true, false)) {
+            begin();
+        }
+    }
+
+    private void begin() {
+        runtime.peers().rendezvous().execute(() -> {
             touched = true;
             if (!closeRequested && life.state() == ConnectionLifecycle.OPEN) {
                 runtime.peers().rendezvous().upgrade(destination, bound, this);
