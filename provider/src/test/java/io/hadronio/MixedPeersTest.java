@@ -212,6 +212,31 @@ class MixedPeersTest extends ContractSupport {
         }
     }
 
+    /** As with the JDK, a selectNow right after registering a plain connection reports what is ready. */
+    @Test
+    void shouldSeeAPlainConnectionReadyInTheFirstSelectNow() throws Exception {
+        try (ServerSocketChannel listener = JDK.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0));
+             SocketChannel c = HADRONIO.openSocketChannel();
+             Selector selector = HADRONIO.openSelector()) {
+            c.connect(listener.getLocalAddress());
+            SocketChannel accepted = listener.accept();
+            assertEquals("tcp", transport(c));
+            accepted.write(ByteBuffer.wrap(new byte[] {7}));
+            c.configureBlocking(false);
+            SelectionKey key = c.register(selector, SelectionKey.OP_WRITE);
+            assertEquals(1, selector.selectNow());
+            assertEquals(SelectionKey.OP_WRITE, key.readyOps());
+            selector.selectedKeys().clear();
+            key.interestOps(SelectionKey.OP_READ);
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (selector.selectNow() == 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(SelectionKey.OP_READ, key.readyOps());
+            accepted.close();
+        }
+    }
+
     @Test
     void shouldNeverSendOurProtocolToAPlainServer() throws Exception {
         try (ServerSocket plain = new ServerSocket(0, 50, LOOPBACK);

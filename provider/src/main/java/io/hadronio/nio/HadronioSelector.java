@@ -78,6 +78,9 @@ public final class HadronioSelector extends AbstractSelector {
     private final AtomicInteger platformKeys = new AtomicInteger();
     // hadroNIO channels on plain TCP (their fd is polled) seen by the last scan
     private int plainKeys;
+    // keys registered since the last scan began: plainKeys may not count them yet, so their fds
+    // are polled anyway (a selectNow right after registering a plain channel must see it ready)
+    private volatile boolean unscannedKeys;
     // hadroNIO listeners (their fd is polled before sleeping, and every LISTENER_PASSES spin passes)
     private int listenerKeys;
     private static final int LISTENER_PASSES = 64;
@@ -152,6 +155,7 @@ public final class HadronioSelector extends AbstractSelector {
         }
         keys.add(key);
         refreshKeyArray();
+        unscannedKeys = true;
         if (!isOpen()) {
             // closed meanwhile, after (or while) implCloseSelector deregistered the keys it saw
             if (keys.remove(key) && fd >= 0) {
@@ -383,7 +387,7 @@ public final class HadronioSelector extends AbstractSelector {
     /** Appends the fds of the JDK channels with interest to the poll set; returns how many. */
     private int addPlatformFds(boolean spinning) {
         platformBase = pollSet.size();
-        if (platformKeys.get() == 0 && plainKeys == 0 && (spinning || listenerKeys == 0)) {
+        if (platformKeys.get() == 0 && plainKeys == 0 && !unscannedKeys && (spinning || listenerKeys == 0)) {
             return 0;
         }
         int n = 0;
@@ -422,7 +426,7 @@ public final class HadronioSelector extends AbstractSelector {
 
     /** Polls the JDK channels' fds without waiting; returns how many were polled. */
     private int pollPlatform(boolean withListeners) throws IOException {
-        if (platformKeys.get() == 0 && plainKeys == 0 && (!withListeners || listenerKeys == 0)) {
+        if (platformKeys.get() == 0 && plainKeys == 0 && !unscannedKeys && (!withListeners || listenerKeys == 0)) {
             return 0;
         }
         pollSet.clear();
@@ -441,6 +445,7 @@ public final class HadronioSelector extends AbstractSelector {
     private void scan(int polled) {
         int plain = 0;
         int listeners = 0;
+        unscannedKeys = false;
         for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
                 continue;
