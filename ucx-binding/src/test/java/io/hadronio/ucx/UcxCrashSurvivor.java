@@ -44,7 +44,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * (comma-separated: {@code receive} — the peer streams to us; {@code send} — we stream
  * to it; {@code idle} — nothing in flight, we busy-poll; {@code idle-wait} — nothing in
  * flight, we sleep on the worker's event fd between progress calls, for at most
- * {@code waitMs} each), {@code sizes} (bytes, comma-separated, default 65536,1048576;
+ * {@code waitMs} each; {@code tear} — the peer is killed while UCX, inside its send to us,
+ * has taken an element of our shared-memory FIFO and not yet marked it written, see
+ * {@link TornSend}), {@code sizes} (bytes, comma-separated, default 65536,1048576;
  * idle roles use 8), {@code mode} (NONE or PEER), {@code ucx} (UCX configuration
  * entries {@code KEY=VALUE;KEY=VALUE}, given to the context here and as {@code UCX_KEY}
  * environment to the peer), {@code peerFailure} (a duration such as {@code 100ms}:
@@ -161,7 +163,8 @@ public final class UcxCrashSurvivor {
             survivor.flushAfterConnect = flushAfterConnect;
             survivor.earlyKill = earlyKill;
             for (String role : roles) {
-                int[] roleSizes = role.startsWith("idle") ? new int[] {8} : sizes;
+                int[] roleSizes = role.startsWith("idle") ? new int[] {8}
+                        : role.equals("tear") ? new int[] {TornSend.SIZE} : sizes;
                 for (int size : roleSizes) {
                     for (int round = 1; round <= rounds; round++) {
                         System.out.println(survivor.round(role, size, round));
@@ -271,11 +274,22 @@ public final class UcxCrashSurvivor {
             case "receive" -> "send";
             case "send" -> "receive";
             case "idle", "idle-wait" -> "idle";
+            case "tear" -> "tear";
             default -> throw new IllegalArgumentException("role " + role);
         };
         try (Peer peer = start(peerRole, size)) {
             UcxEndpoint endpoint = peer.endpoint();
             String lanes = endpoint.lanes().toString();
+            boolean tear = role.equals("tear");
+            if (tear) {
+                // the peer is blocked inside UCX's write into our FIFO: killed now, it leaves the element torn
+                peer.socket().setSoTimeout(30_000);
+                String said = peer.in().readUTF();
+                if (!UcxCrashPeer.TEARING.equals(said)) {
+                    throw new IllegalStateException("peer said " + said + ": " + peer.jvm().report());
+                }
+                peer.socket().setSoTimeout(0);
+            }
             // the TCP connection: EOF is how the provider's control channel learns of a death
             AtomicLong eof = new AtomicLong();
             Thread eofWatcher = Thread.ofPlatform().daemon().start(() -> {
@@ -293,8 +307,8 @@ public final class UcxCrashSurvivor {
             Arrays.fill(isReceive, false);
             long messages = 0;
             long corrupt = 0;
-            int killAfter = ThreadLocalRandom.current().nextInt(killMinMs, killMaxMs + 1);
-            boolean streaming = !role.startsWith("idle");
+            int killAfter = tear ? 0 : ThreadLocalRandom.current().nextInt(killMinMs, killMaxMs + 1);
+            boolean streaming = !role.startsWith("idle") && !tear;
             long start = System.nanoTime();
             // mid-stream: the delay counts from the first completed message (unless earlyKill)
             boolean armed = !streaming || earlyKill;
