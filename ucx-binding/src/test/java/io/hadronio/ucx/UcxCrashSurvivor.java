@@ -33,10 +33,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>ROUND role=receive size=65536 round=3 lanes=[cma/memory, sysv/memory] killAfterMs=117 messages=2210
  *   detect=handler:Connection_reset_by_remote_peer(-25) detectMs=0.71 deadMs=4.2 tcpEofMs=4.5 corrupt=0
- *   statuses={-3=1, -16=3} stuck=0 closeMs=0.1 cleanupMs=0.2</pre>
+ *   statuses={-3=1, -16=3} stuck=0 closeMs=0.1 cleanupMs=0.2 repaired=0</pre>
  *
  * ({@code detectMs}, {@code deadMs} (the child reaped) and {@code tcpEofMs} (its TCP
- * connection seen closed) count from the {@code kill}). All rounds share one context and one worker,
+ * connection seen closed) count from the {@code kill}; {@code repaired}: FIFO elements
+ * that dead senders left unwritten and the worker completed so far, see
+ * {@link UcxWorker#reportDeadPeer}). All rounds share one context and one worker,
  * as a provider's connections would; with {@code healthy=true} a last peer is not
  * killed but echoes messages, checked byte for byte, to show the worker still works.
  *
@@ -455,11 +457,11 @@ public final class UcxCrashSurvivor {
             return String.format(Locale.ROOT,
                     "ROUND role=%s size=%d round=%d lanes=%s peerLanes=[%s] killAfterMs=%d messages=%d detect=%s"
                             + " detectMs=%s deadMs=%s tcpEofMs=%s corrupt=%d statuses=%s stuck=%d closeMs=%.1f"
-                            + " cleanupMs=%.1f",
+                            + " cleanupMs=%.1f repaired=%d",
                     role, size, round, lanes, peer.peerTransports(), killAfter, messages, how,
                     detected == 0 ? "-" : millis(detected - killed), millis(dead - killed),
                     eof.get() == 0 ? "-" : millis(eof.get() - killed), corrupt, statuses, stuck, closeNanos / 1e6,
-                    cleanupNanos / 1e6);
+                    cleanupNanos / 1e6, worker.tornElementsCompleted());
         }
     }
 
@@ -508,7 +510,7 @@ public final class UcxCrashSurvivor {
             if (exit != 0) {
                 throw new IllegalStateException("the echo peer failed: " + peer.jvm().report());
             }
-            return "HEALTHY lanes=" + lanes;
+            return "HEALTHY lanes=" + lanes + " repaired=" + worker.tornElementsCompleted();
         }
     }
 }

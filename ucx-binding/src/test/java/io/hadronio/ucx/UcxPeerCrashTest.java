@@ -42,7 +42,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 class UcxPeerCrashTest {
     static final int DEFAULT_ROUNDS = 5;
     private static final Set<String> SHARED_MEMORY = Set.of("sysv", "posix", "cma", "xpmem", "knem");
-    private static final Pattern ROUND = Pattern.compile("(?m)^ROUND (.*)$");
+    // anywhere in a line: UCX writes its log lines to the same stdout in pieces, and a piece
+    // (its warning when the worker completes a torn FIFO element) may stand before ours
+    private static final Pattern ROUND = Pattern.compile("(?m)ROUND (role=.*)$");
+    private static final Pattern HEALTHY_REPAIRED = Pattern.compile("(?m)HEALTHY lanes=.* repaired=(\\d+)$");
     private static final Pattern FIELD = Pattern.compile("(\\w+)=(\\[[^]]*]|\\{[^}]*}|\\S+)");
     // a status and how many requests ended with it, in the statuses field: {-16=2, -3=2}
     private static final Pattern STATUS = Pattern.compile("(-?\\d+)=\\d+");
@@ -61,7 +64,11 @@ class UcxPeerCrashTest {
         // killed before any message completed: UCX alone may never report a peer that dies while
         // our first rendezvous sends wait for it; the forced close on TCP EOF always ends them
         "send,    1048576, true,  true",
-        "receive, 1048576, true,  true"})
+        "receive, 1048576, true,  true",
+        // killed inside UCX's write into our FIFO (what an early kill hits now and then): every round
+        // leaves an element unwritten that the worker must complete, found by the TCP EOF or by UCX
+        "tear,    4096,    false, true",
+        "tear,    4096,    false, false"})
     void shouldSeeAnErrorAndLiveOnWhenAPeerIsKilled(String role, int size, boolean earlyKill, boolean closeOnEof)
             throws Exception {
         // Known problem, not hidden: in 1 of ~8 full runs the early-kill send case failed at its
@@ -82,6 +89,12 @@ class UcxPeerCrashTest {
             assertTrue(output.contains(UcxCrashSurvivor.SURVIVED), survivor::report);
             assertTrue(output.contains("HEALTHY"), () -> "the worker did not work on after the kills: "
                     + survivor.report());
+            if (role.equals("tear")) {
+                // each torn element was completed (else the next peer's hello had stalled), and only those
+                Matcher healthy = HEALTHY_REPAIRED.matcher(output);
+                assertTrue(healthy.find(), survivor::report);
+                assertEquals(rounds, Integer.parseInt(healthy.group(1)), survivor::report);
+            }
 
             List<Map<String, String>> lines = new ArrayList<>();
             Matcher m = ROUND.matcher(output);
