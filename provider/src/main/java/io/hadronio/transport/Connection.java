@@ -261,7 +261,14 @@ public final class Connection implements WorkerGroup.Readiness {
         lock.lock();
         try {
             UcxEndpoint ep = endpoint;
-            if (ep == null || !ep.isOpen() || !worker.isOpen()) {
+            if (!worker.isOpen()) {
+                return;
+            }
+            // the peer died: it may have died in the middle of a write into our worker's shared-memory
+            // receive FIFO, also before we had an endpoint to it or should the forced close below fail
+            // (the forced close reports it too; a second report changes nothing)
+            worker.reportDeadPeer();
+            if (ep == null || !ep.isOpen()) {
                 return;
             }
             try {
@@ -811,6 +818,13 @@ public final class Connection implements WorkerGroup.Readiness {
                         inFlight |= drop(txRequests[i]);
                         txRequests[i] = NONE;
                     }
+                }
+                if (endpoint == null) {
+                    // the handshake ended before our endpoint existed (it failed, or the connection went
+                    // plain): a peer that had our worker's address and died may have died in the middle of
+                    // a write into our worker's receive FIFO (a UCX wire-up message). For a live peer the
+                    // report costs a look at the FIFO; only a sender stopped mid-write for a second is at risk
+                    worker.reportDeadPeer();
                 }
                 if (endpoint != null && endpoint.isOpen()) {
                     try {
