@@ -27,11 +27,22 @@ import java.util.TreeMap;
  * @param kernelTcp        {@code hadronio.kernel.tcp}: when UCX would carry a connection over tcp only (no shared
  *                         memory, no RDMA), its bytes take the kernel's TCP connection instead (default true;
  *                         false: UCX's tcp transport)
+ * @param upgrade          {@code hadronio.upgrade}: local connections open as plain TCP at once and move to UCX in
+ *                         the background (docs/connections-v3.md) instead of a handshake before the connect returns
+ *                         (default false while it is new)
+ * @param upgradeDelayMicros {@code hadronio.upgrade.delay}: how long a client's connection runs on TCP before it
+ *                         starts its upgrade, in microseconds (default 1000: a connection closed sooner costs
+ *                         nothing for it)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
                              long spinMicros, int handshakeMillis, Map<String, String> ucx,
                              java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis,
-                             boolean kernelTcp) {
+                             boolean kernelTcp, boolean upgrade, long upgradeDelayMicros) {
+
+    /** {@code hadronio.upgrade.delay} in nanoseconds. */
+    public long upgradeDelayNanos() {
+        return upgradeDelayMicros * 1000;
+    }
 
     /** An IPv4 or IPv6 network, {@code address/prefix}. */
     public record Cidr(byte[] network, int prefix) {
@@ -125,7 +136,9 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 secretFile(p, "hadronio.secret.file"),
                 networks(p, "hadronio.remote.networks"),
                 (int) number(p, "hadronio.remote.detect.timeout", 200, 1, 60_000),
-                bool(p, "hadronio.kernel.tcp", true));
+                bool(p, "hadronio.kernel.tcp", true),
+                bool(p, "hadronio.upgrade", false),
+                number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000));
     }
 
     private static java.nio.file.Path secretFile(Properties p, String name) {
@@ -186,7 +199,9 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
             Map.entry("hadronio.secret.file", "path"),
             Map.entry("hadronio.remote.networks", "CIDR list"),
             Map.entry("hadronio.remote.detect.timeout", "milliseconds"),
-            Map.entry("hadronio.kernel.tcp", "true|false")));
+            Map.entry("hadronio.kernel.tcp", "true|false"),
+            Map.entry("hadronio.upgrade", "true|false"),
+            Map.entry("hadronio.upgrade.delay", "microseconds")));
 
     private static IllegalArgumentException bad(String name, String value, String expected) {
         return new IllegalArgumentException("invalid value for system property " + name + ": '" + value

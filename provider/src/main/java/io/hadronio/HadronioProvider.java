@@ -17,6 +17,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -92,6 +93,16 @@ public class HadronioProvider extends SelectorProvider {
     /** True when socket channels are carried over UCX (false: fallback to the JDK's provider). */
     public boolean isAccelerated() {
         return runtime != null;
+    }
+
+    /**
+     * What hadroNIO holds for connections in this JVM, as named counts (UCX requests and
+     * endpoints, connections' native memory, the control thread's connections and
+     * handshakes; see {@link UcxRuntime#resources()}), for tests and diagnostics that look
+     * for leaks. Empty when running unaccelerated. Not for hot paths.
+     */
+    public Map<String, Long> resources() {
+        return runtime == null ? Map.of() : runtime.resources();
     }
 
     public HadronioConfig config() {

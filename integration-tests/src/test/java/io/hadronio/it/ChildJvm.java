@@ -101,6 +101,11 @@ public final class ChildJvm implements AutoCloseable {
         // two cores shared by two JVMs: keep the children's JIT and GC threads cheap
         command.add("-XX:TieredStopAtLevel=1");
         command.add("-XX:+UseSerialGC");
+        // the suite runs in the connection mode of the JVM that runs it (-Dtest.jvm.flags=... -Dhadronio.upgrade=true)
+        String upgrade = System.getProperty("hadronio.upgrade");
+        if (upgrade != null && jvmOptions.stream().noneMatch(o -> o.startsWith("-Dhadronio.upgrade="))) {
+            command.add("-Dhadronio.upgrade=" + upgrade);
+        }
         command.addAll(jvmOptions);
         command.add("-cp");
         command.add(classPath);
@@ -122,7 +127,12 @@ public final class ChildJvm implements AutoCloseable {
      * are skipped) and returns what follows the prefix, trimmed.
      */
     public String expect(String prefix) throws InterruptedException {
-        long deadline = System.nanoTime() + LINE_TIMEOUT.toNanos();
+        return expect(prefix, LINE_TIMEOUT);
+    }
+
+    /** {@link #expect(String)} with another hang guard, for a line that follows long work. */
+    public String expect(String prefix, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long left = deadline - System.nanoTime();
             String line = left > 0 ? lines.poll(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS) : null;
@@ -133,9 +143,17 @@ public final class ChildJvm implements AutoCloseable {
                 continue;
             }
             if (left <= 0 || (!process.isAlive() && lines.isEmpty() && pumpDone())) {
-                throw new AssertionError("no line '" + prefix + "...' from " + report());
+                throw new AssertionError("no line '" + prefix + "...' within " + timeout + " from " + report());
             }
         }
+    }
+
+    /**
+     * The next line the child printed, whatever it is, or null when none came within
+     * {@code timeout} (or the child ended and every line of it was taken).
+     */
+    public String poll(Duration timeout) throws InterruptedException {
+        return lines.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     private boolean pumpDone() throws InterruptedException {

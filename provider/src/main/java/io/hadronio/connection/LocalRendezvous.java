@@ -61,10 +61,17 @@ public final class LocalRendezvous {
     private static final byte REGISTER = 11;
     private static final byte REGISTERED = 12;
     private static final byte NOT_HERE = 13;
+    // a client already connected over TCP asks to upgrade that connection (see UpgradeSession)
+    private static final byte REGISTER_UPGRADE = 14;
     private static final int HEADER = 8;
+    static final int HEADER_LENGTH = HEADER;
     private static final int MAX_MESSAGE = 128;
     private static final byte[] REGISTER_LABEL = "hadroNIO/2 register".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] REGISTERED_LABEL = "hadroNIO/2 registered".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] UPGRADE_LABEL = "hadroNIO/2 upgrade".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] UPGRADED_LABEL = "hadroNIO/2 upgrade accepted".getBytes(StandardCharsets.US_ASCII);
+    /** The largest message of an upgrade session (a hello carries a worker address). */
+    public static final int MAX_SESSION_MESSAGE = HandshakeMessages.MAX_FRAME + HEADER;
     // a session that has not registered within this long is dropped
     private static final long SESSION_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -82,6 +89,11 @@ public final class LocalRendezvous {
     // rendezvous thread only
     private final List<Session> sessions = new ArrayList<>();
     private final PollSet pollSet = new PollSet(16);
+    // upgrade sessions: open ones (polled) and parked ones (authenticated, waiting for their connection); rendezvous thread only
+    private final List<UpgradeSession> upgrades = new ArrayList<>();
+    private final List<UpgradeSession> parked = new ArrayList<>();
+    // told of every authenticated upgrade registration (null: this process does not upgrade connections)
+    private volatile UpgradeListener upgradeListener;
 
     /** A client that registered: its bound address (null when bound to the wildcard) and port, and its destination port. */
     record Registration(InetAddress clientAddress, int clientPort, int destinationPort) {
@@ -93,6 +105,11 @@ public final class LocalRendezvous {
         final List<InetAddress> bound = new ArrayList<>();
         // told of every registration, so that someone accepts the connection that follows
         final List<Runnable> onRegistered = new ArrayList<>();
+        // every address a listener of this port was bound to: an upgrade may still come for a
+        // connection accepted before the listener closed
+        final List<InetAddress> served = new ArrayList<>();
+        // accepted connections still waiting for their upgrade session: the socket stays until they met it
+        int holds;
 
         Listener(UnixSeqpacket socket) {
             this.socket = socket;
@@ -119,6 +136,93 @@ public final class LocalRendezvous {
         this.thread = new Thread(this::run, "hadronio-rendezvous");
         this.thread.setDaemon(true);
         this.thread.start();
+    }
+
+    /** The server's side of connection upgrades: told of each authenticated upgrade registration. */
+    public interface UpgradeListener {
+        /**
+         * A local client proved the key and asks to upgrade its TCP connection from
+         * {@code session.clientPort()} to {@code session.destinationPort()}. The session is
+         * parked until {@link UpgradeSession#attach} (or its deadline, the handshake timeout).
+         * Rendezvous thread: must not block.
+         */
+        void onRegistered(UpgradeSession session);
+    }
+
+    /** Lets this process's listeners take upgrade registrations (null: refuse them). */
+    public void setUpgradeListener(UpgradeListener listener) {
+        this.upgradeListener = listener;
+    }
+
+    /** Runs {@code task} on the rendezvous thread at least once a second (expiry of upgrade state). */
+    public void setHousekeeping(Runnable task) {
+        this.housekeeping = task;
+    }
+
+    private volatile Runnable housekeeping;
+    // tasks to run later, by System.nanoTime() deadline; rendezvous thread only
+    private final java.util.PriorityQueue<Timed> timed = new java.util.PriorityQueue<>();
+    private long timedSequence;
+
+    private record Timed(long at, long sequence, Runnable task) implements Comparable<Timed> {
+        @Override
+        public int compareTo(Timed o) {
+            int c = Long.compare(at - o.at, 0);
+            return c != 0 ? c : Long.compare(sequence, o.sequence);
+        }
+    }
+
+    // timed tasks handed over by other threads, not in `timed` yet
+    private final java.util.concurrent.ConcurrentLinkedQueue<Timed> newTimed =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    // when the rendezvous thread, asleep, wakes by itself at the latest (nanoTime), or RUNNING: it
+    // looks at newTimed before it sleeps again. Written by the thread around its poll.
+    private static final long RUNNING = Long.MIN_VALUE;
+    private volatile long sleepsUntil = RUNNING;
+
+    /**
+     * Runs {@code task} on the rendezvous thread once {@code delayNanos} have passed (any
+     * thread). Wakes the thread only if it would otherwise sleep past the task: a client
+     * schedules one per connection it opens, and a connection churn must not cost a thread
+     * switch each (docs/connections-v3.md).
+     */
+    public void schedule(long delayNanos, Runnable task) {
+        long at = System.nanoTime() + delayNanos;
+        newTimed.add(new Timed(at, 0, task));
+        // pairs with run(): it publishes sleepsUntil and then looks at newTimed again
+        long until = sleepsUntil;
+        if (until != RUNNING && until - at > 0) {
+            wake.signal();
+        }
+    }
+
+    private void takeNewTimed() {
+        Timed t;
+        while ((t = newTimed.poll()) != null) {
+            timed.add(new Timed(t.at, timedSequence++, t.task));
+        }
+    }
+
+    private void runTimed(long now) {
+        Timed t;
+        while ((t = timed.peek()) != null && now - t.at >= 0) {
+            timed.poll();
+            t.task.run();
+        }
+    }
+
+    /** Milliseconds until the next timed task (at least 1), or {@code otherwise}. */
+    private int untilTimed(int otherwise) {
+        Timed t = timed.peek();
+        if (t == null) {
+            return otherwise;
+        }
+        long ms = (t.at - System.nanoTime() + 999_999) / 1_000_000;
+        return (int) Math.max(0, Math.min(otherwise, ms));
+    }
+
+    boolean onThread() {
+        return Thread.currentThread() == thread;
     }
 
     static String name(int port) {
@@ -153,6 +257,7 @@ public final class LocalRendezvous {
                 listeners.put(port, l);
             }
             l.bound.add(address);
+            l.served.add(address);
             l.onRegistered.add(onRegistered);
         }
         wake.signal();
@@ -166,12 +271,43 @@ public final class LocalRendezvous {
                 return;
             }
             l.onRegistered.remove(onRegistered);
-            if (!l.bound.isEmpty()) {
+            if (!l.bound.isEmpty() || l.holds > 0) {
+                // still listening on another address, or connections it accepted still wait for
+                // their upgrade (it answers nothing but upgrades then: see registerUpgrade)
                 return;
             }
             listeners.remove(port);
             // closed here, so that the port's name is free for a new listener at once (the
             // rendezvous thread skips a closed socket it still polled)
+            l.socket.close();
+        }
+        wake.signal();
+    }
+
+    /**
+     * A connection accepted on {@code port} waits for its upgrade session: the port's
+     * rendezvous socket stays open until {@link #release} even if the listener closes
+     * (a server that accepts one connection and closes its listener is common).
+     */
+    public boolean hold(int port) {
+        synchronized (listeners) {
+            Listener l = listeners.get(port);
+            if (l == null) {
+                return false;
+            }
+            l.holds++;
+            return true;
+        }
+    }
+
+    /** Ends a {@link #hold}. */
+    public void release(int port) {
+        synchronized (listeners) {
+            Listener l = listeners.get(port);
+            if (l == null || --l.holds > 0 || !l.bound.isEmpty()) {
+                return;
+            }
+            listeners.remove(port);
             l.socket.close();
         }
         wake.signal();
@@ -206,7 +342,13 @@ public final class LocalRendezvous {
         return false;
     }
 
-    private void execute(Runnable task) {
+    /** Registrations not claimed by an accepted connection yet (a diagnostic; they expire). */
+    public int expectedRegistrations() {
+        return expected.size();
+    }
+
+    /** Runs a task on the rendezvous thread, which owns every session. */
+    public void execute(Runnable task) {
         tasks.add(task);
         wake.signal();
     }
@@ -233,7 +375,19 @@ public final class LocalRendezvous {
                 for (Session s : polledSessions) {
                     pollSet.add(s.socket.fd(), PollSet.POLLIN);
                 }
-                pollSet.poll(sessions.isEmpty() ? 1000 : 100);
+                List<UpgradeSession> polledUpgrades = new ArrayList<>(upgrades);
+                for (UpgradeSession u : polledUpgrades) {
+                    pollSet.add(u.socket.fd(), PollSet.POLLIN);
+                }
+                boolean deadlines = !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
+                takeNewTimed();
+                int timeout = untilTimed(deadlines ? 100 : 1000);
+                sleepsUntil = System.nanoTime() + timeout * 1_000_000L;
+                if (!newTimed.isEmpty()) {
+                    timeout = 0; // scheduled meanwhile: maybe due before that
+                }
+                pollSet.poll(timeout);
+                sleepsUntil = RUNNING;
                 if (pollSet.revents(0) != 0) {
                     wake.drain();
                 }
@@ -247,6 +401,24 @@ public final class LocalRendezvous {
                     if (pollSet.revents(base + i) != 0) {
                         serve(polledSessions.get(i));
                     }
+                }
+                base += polledSessions.size();
+                for (int i = 0; i < polledUpgrades.size(); i++) {
+                    if (pollSet.revents(base + i) != 0) {
+                        UpgradeSession u = polledUpgrades.get(i);
+                        if (u.state == UpgradeSession.OPEN) {
+                            u.onReadableOpen();
+                        } else {
+                            clientStep(u);
+                        }
+                    }
+                }
+                expireUpgrades(System.nanoTime());
+                takeNewTimed();
+                runTimed(System.nanoTime());
+                Runnable h = housekeeping;
+                if (h != null) {
+                    h.run();
                 }
                 purgeExpired(now);
             } catch (Throwable t) {
@@ -289,7 +461,14 @@ public final class LocalRendezvous {
                 }
                 return;
             }
-            Registration r = decodeRegister(m, s.nonce, s.socket.truncated());
+            if (m.length > 5 && m[5] == REGISTER_UPGRADE) {
+                if (registerUpgrade(s, m)) {
+                    // the socket is the upgrade session's now
+                    return;
+                }
+                return;
+            }
+            Registration r = decodeRegister(m, s.nonce, s.socket.truncated(), REGISTER, REGISTER_LABEL);
             if (r == null) {
                 LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: refused a registration that does not "
                         + "authenticate");
@@ -312,9 +491,165 @@ public final class LocalRendezvous {
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous: session failed: " + e);
         } finally {
-            if (!sessions.contains(s)) {
+            if (!sessions.contains(s) && !upgradeOwns(s.socket)) {
                 s.socket.close();
             }
+        }
+    }
+
+    private boolean upgradeOwns(UnixSeqpacket socket) {
+        for (UpgradeSession u : parked) {
+            if (u.socket == socket) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A REGISTER_UPGRADE: a client already connected over TCP proves the key and asks to
+     * upgrade that connection. Answered like a registration; the session is then parked
+     * until the connection's owner attaches to it. True when the session was kept.
+     */
+    private boolean registerUpgrade(Session s, byte[] m) throws IOException {
+        UpgradeListener listener = upgradeListener;
+        Registration r = decodeRegister(m, s.nonce, s.socket.truncated(), REGISTER_UPGRADE, UPGRADE_LABEL);
+        if (r == null) {
+            LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: refused an upgrade that does not authenticate");
+            return false;
+        }
+        InetAddress destination = destinationOf(m);
+        boolean serves;
+        synchronized (listeners) {
+            Listener l = listeners.get(r.destinationPort);
+            serves = l != null && servesAddress(l.served, destination);
+        }
+        if (!serves || listener == null) {
+            s.socket.send(header(NOT_HERE, 0).array());
+            return false;
+        }
+        byte[] mac = secret.mac(UPGRADED_LABEL, s.nonce, m);
+        if (!s.socket.send(header(REGISTERED, mac.length).put(mac).array())) {
+            return false;
+        }
+        UpgradeSession u = new UpgradeSession(this, s.socket, UpgradeSession.PARKED, System.nanoTime() + expiryNanos,
+                r.clientAddress(), r.clientPort(), r.destinationPort());
+        parked.add(u);
+        listener.onRegistered(u);
+        return true;
+    }
+
+    /** A parked session was attached: from now on its socket is polled. Rendezvous thread. */
+    void parkedToOpen(UpgradeSession u) {
+        parked.remove(u);
+        upgrades.add(u);
+    }
+
+    /** An upgrade session ended. Rendezvous thread. */
+    void forget(UpgradeSession u) {
+        parked.remove(u);
+        upgrades.remove(u);
+    }
+
+    private void expireUpgrades(long now) {
+        if (parked.isEmpty() && upgrades.isEmpty()) {
+            return;
+        }
+        for (UpgradeSession u : new ArrayList<>(parked)) {
+            if (now - u.deadline > 0) {
+                u.end("its connection was not accepted within " + expiryNanos / 1_000_000 + " ms");
+            }
+        }
+        for (UpgradeSession u : new ArrayList<>(upgrades)) {
+            if (u.deadline != Long.MAX_VALUE && now - u.deadline > 0) {
+                u.end("no answer within " + expiryNanos / 1_000_000 + " ms");
+            }
+        }
+    }
+
+    // ---- client side of an upgrade ---------------------------------------------------------------
+
+    /**
+     * Asks the accelerated listener of {@code destination}'s port on this host, if there is
+     * one, to upgrade the TCP connection this process made to it from {@code bound}: the
+     * handler hears {@code onOpen} once both sides proved the key, or {@code onEnd} when
+     * there is no such listener (or it did not prove itself): the connection stays plain.
+     * Never blocks the caller.
+     */
+    public void upgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler handler) {
+        if (onThread()) {
+            startUpgrade(destination, bound, handler);
+        } else {
+            execute(() -> startUpgrade(destination, bound, handler));
+        }
+    }
+
+    private void startUpgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler h) {
+        UnixSeqpacket s;
+        try {
+            s = UnixSeqpacket.connect(name(destination.getPort()));
+            if (s != null && ownUid >= 0 && s.peerUid() != ownUid) {
+                s.close();
+                s = null;
+            }
+        } catch (IOException e) {
+            s = null;
+        }
+        if (s == null) {
+            h.onEnd("no accelerated listener on port " + destination.getPort());
+            return;
+        }
+        UpgradeSession u = new UpgradeSession(this, s, UpgradeSession.CLIENT_CHALLENGE,
+                System.nanoTime() + expiryNanos, null, -1, -1);
+        u.handler = h;
+        // what REGISTER will name: the destination and our bound address
+        pendingRegister.put(u, new InetSocketAddress[] {destination, bound});
+        upgrades.add(u);
+    }
+
+    // client sessions waiting for their CHALLENGE: what they will register
+    private final Map<UpgradeSession, InetSocketAddress[]> pendingRegister = new HashMap<>();
+
+    /** The client's side of the registration, one message at a time. Rendezvous thread. */
+    private void clientStep(UpgradeSession u) {
+        try {
+            byte[] m = u.socket.receive(MAX_MESSAGE);
+            if (m == null) {
+                if (u.socket.status() == UnixSeqpacket.EOF) {
+                    pendingRegister.remove(u);
+                    u.end("the listener refused the upgrade");
+                }
+                return;
+            }
+            if (u.socket.truncated()) {
+                throw new IOException("oversized rendezvous message");
+            }
+            if (u.state == UpgradeSession.CLIENT_CHALLENGE) {
+                InetSocketAddress[] what = pendingRegister.remove(u);
+                if (what == null || m.length != HEADER + HandshakeMessages.NONCE_LENGTH || !isHeader(m, CHALLENGE)) {
+                    throw new IOException("not a rendezvous challenge");
+                }
+                u.nonce = java.util.Arrays.copyOfRange(m, HEADER, m.length);
+                InetAddress client = what[1].getAddress().isAnyLocalAddress() ? null : what[1].getAddress();
+                u.register = encodeRegister(u.nonce, what[0].getAddress(), what[0].getPort(), client,
+                        what[1].getPort(), REGISTER_UPGRADE, UPGRADE_LABEL);
+                if (!u.socket.send(u.register)) {
+                    throw new IOException("the listener does not take our registration");
+                }
+                u.state = UpgradeSession.CLIENT_REGISTERED;
+                return;
+            }
+            if (m.length != HEADER + HandshakeMessages.MAC_LENGTH || !isHeader(m, REGISTERED)
+                    || !Secret.matches(secret.mac(UPGRADED_LABEL, u.nonce, u.register),
+                    java.util.Arrays.copyOfRange(m, HEADER, m.length))) {
+                throw new IOException("the listener did not prove the key");
+            }
+            u.state = UpgradeSession.OPEN;
+            u.deadline = Long.MAX_VALUE;
+            u.handler.onOpen(u);
+        } catch (IOException | RuntimeException e) {
+            pendingRegister.remove(u);
+            u.end(e.getMessage());
         }
     }
 
@@ -355,7 +690,7 @@ public final class LocalRendezvous {
 
     // ---- messages ------------------------------------------------------------------------------
 
-    private static ByteBuffer header(byte kind, int bodyLength) {
+    static ByteBuffer header(byte kind, int bodyLength) {
         return ByteBuffer.allocate(HEADER + bodyLength).putInt(MAGIC).put(HandshakeMessages.VERSION).put(kind)
                 .putShort((short) bodyLength);
     }
@@ -363,25 +698,30 @@ public final class LocalRendezvous {
     /** REGISTER body: destination port(2) address length(1) address, client port(2) address length(1, 0: wildcard) address, MAC. */
     private byte[] encodeRegister(byte[] nonce, InetAddress destination, int destinationPort, InetAddress client,
                                   int clientPort) {
+        return encodeRegister(nonce, destination, destinationPort, client, clientPort, REGISTER, REGISTER_LABEL);
+    }
+
+    private byte[] encodeRegister(byte[] nonce, InetAddress destination, int destinationPort, InetAddress client,
+                                  int clientPort, byte kind, byte[] label) {
         byte[] d = normalize(destination).getAddress();
         byte[] c = client == null ? new byte[0] : normalize(client).getAddress();
         int body = 2 + 1 + d.length + 2 + 1 + c.length + HandshakeMessages.MAC_LENGTH;
-        ByteBuffer b = header(REGISTER, body);
+        ByteBuffer b = header(kind, body);
         b.putShort((short) destinationPort).put((byte) d.length).put(d).putShort((short) clientPort)
                 .put((byte) c.length).put(c);
         byte[] unsigned = java.util.Arrays.copyOf(b.array(), b.position());
-        b.put(secret.mac(REGISTER_LABEL, nonce, unsigned));
+        b.put(secret.mac(label, nonce, unsigned));
         return b.array();
     }
 
     /** The registration in a REGISTER message, or null when it is malformed or does not authenticate. */
-    private Registration decodeRegister(byte[] m, byte[] nonce, boolean truncated) {
+    private Registration decodeRegister(byte[] m, byte[] nonce, boolean truncated, byte kind, byte[] label) {
         try {
             if (truncated || m.length < HEADER + 2 + 1 + 4 + 2 + 1 + HandshakeMessages.MAC_LENGTH) {
                 return null;
             }
             ByteBuffer b = ByteBuffer.wrap(m);
-            if (b.getInt() != MAGIC || b.get() != HandshakeMessages.VERSION || b.get() != REGISTER
+            if (b.getInt() != MAGIC || b.get() != HandshakeMessages.VERSION || b.get() != kind
                     || Short.toUnsignedInt(b.getShort()) != m.length - HEADER) {
                 return null;
             }
@@ -394,7 +734,7 @@ public final class LocalRendezvous {
             }
             byte[] unsigned = java.util.Arrays.copyOf(m, b.position());
             byte[] mac = java.util.Arrays.copyOfRange(m, b.position(), m.length);
-            if (!Secret.matches(secret.mac(REGISTER_LABEL, nonce, unsigned), mac)) {
+            if (!Secret.matches(secret.mac(label, nonce, unsigned), mac)) {
                 return null;
             }
             return new Registration(c.length == 0 ? null : InetAddress.getByAddress(c), clientPort, destinationPort);
@@ -418,6 +758,11 @@ public final class LocalRendezvous {
         byte[] a = new byte[n];
         b.get(a);
         return a;
+    }
+
+    /** {@link #normalize}, for other packages. */
+    public static InetAddress normalized(InetAddress a) {
+        return normalize(a);
     }
 
     /** IPv4-mapped IPv6 addresses as IPv4, so that both sides name one host alike. */

@@ -82,6 +82,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private boolean waitResourcesReleased;
     // where the local rendezvous listens for this channel's clients (null: it does not)
     private volatile InetSocketAddress rendezvousAddress;
+    // the last blocking accept had to wait for its connection; under acceptLock
+    private boolean acceptWaited;
     // SO_TIMEOUT of the adaptor's accept, in ms
     volatile int acceptTimeoutMillis;
     private ServerSocketAdaptor socket;
@@ -261,7 +263,14 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                     begin();
                 }
                 long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
+                if (blocking && acceptWaited && handshaken.isEmpty()) {
+                    // the last blocking accept found nothing either: a server that accepts
+                    // connections one by one waits first, which spares it a failed accept(2)
+                    awaitAcceptable(deadline == Long.MAX_VALUE ? -1 : timeoutMillis);
+                }
+                boolean waited = false;
                 while ((accepted = tryAccept()) == null && blocking && isOpen()) {
+                    waited = true;
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         throw new SocketTimeoutException("Accept timed out");
@@ -271,6 +280,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                         break;
                     }
                 }
+                acceptWaited = waited;
             } finally {
                 if (blocking) {
                     end(accepted != null);
@@ -321,7 +331,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             }
             SocketChannel plain = classify(child);
             if (plain != null) {
-                return new HadronioSocketChannel(provider(), runtime, plain, null);
+                return plainChannel(plain, null);
             }
         }
     }
@@ -329,13 +339,27 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private SocketChannel wrap(Handshaken h) throws IOException {
         if (h.accelerated == null) {
             try {
-                return new HadronioSocketChannel(provider(), runtime, h.tcp, h.prefix);
+                return plainChannel(h.tcp, h.prefix);
             } catch (IOException e) {
                 h.close();
                 throw e;
             }
         }
         return new HadronioSocketChannel(provider(), runtime, h.accelerated);
+    }
+
+    /**
+     * The channel of a plain connection. One from a local client may still move to UCX if
+     * that client runs hadroNIO ({@code hadronio.upgrade}): it opens plain and upgrades in
+     * the background.
+     */
+    private HadronioSocketChannel plainChannel(SocketChannel child, ByteBuffer prefix) throws IOException {
+        HadronioSocketChannel ch = new HadronioSocketChannel(provider(), runtime, child, prefix);
+        if (prefix == null && runtime.upgrades() != null
+                && runtime.peers().isLocal(((InetSocketAddress) child.getRemoteAddress()).getAddress())) {
+            ch.upgradeAccepted(port);
+        }
+        return ch;
     }
 
     /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */

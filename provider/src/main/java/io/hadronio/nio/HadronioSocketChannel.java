@@ -177,6 +177,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             boolean blocking = isBlocking();
             long rendezvousDeadline = System.nanoTime()
                     + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
+            io.hadronio.transport.Upgrades upgrades = runtime.upgrades();
+            if (upgrades != null && runtime.peers().isLocal(isa.getAddress())) {
+                // a local peer: a plain TCP connect now, exactly as the JDK's; if the peer runs
+                // hadroNIO the connection moves to UCX in the background once it is open
+                upgrades.prepareClient(life);
+                usePlainTcp();
+                return connectPlain(isa, timeoutMillis);
+            }
             boolean accelerate;
             try {
                 accelerate = runtime.peers().accelerateTo(isa, this::boundForRendezvous, rendezvousDeadline);
@@ -234,9 +242,29 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         return connected;
     }
 
-    private void connectedPlainly() throws ClosedChannelException {
+    private void connectedPlainly() throws IOException {
         ensureOpen();
+        if (!life.isUpgradable()) {
+            life.connectedPlain();
+            return;
+        }
+        // no thread may sleep inside the socket once the upgrade may switch a direction
+        tcp.configureBlocking(false);
         life.connectedPlain();
+        runtime.upgrades().startClient(life, (InetSocketAddress) tcp.getRemoteAddress(),
+                (InetSocketAddress) tcp.getLocalAddress());
+    }
+
+    /**
+     * An accepted local connection (plain so far) may move to UCX if its client runs
+     * hadroNIO: from now on its socket is non-blocking and this channel emulates blocking.
+     * Before the channel is handed to the application.
+     */
+    void upgradeAccepted(int serverPort) throws IOException {
+        synchronized (blockingLock()) {
+            tcp.configureBlocking(false);
+            runtime.upgrades().accepted(life, (InetSocketAddress) tcp.getRemoteAddress(), serverPort);
+        }
     }
 
     /**
@@ -350,28 +378,45 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             return ready;
         }
         boolean inputShut = life.isInputShut();
-        if (life.isPlain()) {
-            // the fd tells the rest
-            if ((interestOps & SelectionKey.OP_READ) != 0 && (inputShut || hasPrefix())) {
+        int rw = interestOps & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        // a raw direction's readiness is its fd's (readyOpsAfterPoll), a switched one's is UCX's
+        if (life.inputRaw()) {
+            if ((rw & SelectionKey.OP_READ) != 0 && (inputShut || hasPrefix())) {
                 ready |= SelectionKey.OP_READ;
             }
-            return ready;
+            rw &= ~SelectionKey.OP_READ;
+        }
+        if (life.outputRaw()) {
+            rw &= ~SelectionKey.OP_WRITE;
         }
         Connection c = life.connection();
-        int rw = interestOps & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         if (c != null && rw != 0) {
             if (inputShut) {
                 ready |= rw & SelectionKey.OP_READ;
                 rw &= ~SelectionKey.OP_READ;
             }
-            ready |= c.readyOps(rw);
+            if (rw != 0) {
+                ready |= c.readyOps(rw);
+            }
         }
         return ready;
     }
 
     @Override
     public int pollFd() {
-        return tcpFd;
+        return life.inputRaw() || life.outputRaw() ? tcpFd : -1;
+    }
+
+    @Override
+    public int readyOpsAfterPoll(int interestOps, int revents) {
+        int ops = UcxSelectable.opsFromPoll(interestOps, revents);
+        if (!life.inputRaw()) {
+            ops &= ~SelectionKey.OP_READ;
+        }
+        if (!life.outputRaw()) {
+            ops &= ~SelectionKey.OP_WRITE;
+        }
+        return ops;
     }
 
     private boolean hasPrefix() {
@@ -444,7 +489,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     @Override
     public SocketChannel shutdownInput() throws IOException {
         ensureConnected();
-        if (life.isPlain()) {
+        if (life.isPlain() && !life.isUpgradable()) {
             tcp.shutdownInput();
             prefix = null;
         }
@@ -459,8 +504,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         writeLock.lock();
         try {
             ensureConnected();
-            if (life.isPlain()) {
+            if (life.outputRaw()) {
                 tcp.shutdownOutput();
+                life.outputEndedRaw();
             }
             // accelerated: FIN goes out once the sends posted so far completed
             life.shutdownOutput();
@@ -549,8 +595,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         }
         ensureConnected();
-        if (life.isPlain()) {
-            return readPlain(dsts, offset, length, timeoutMillis);
+        if (life.inputRaw()) {
+            if (!life.isUpgradable()) {
+                return readPlain(dsts, offset, length, timeoutMillis);
+            }
+            long n = readRaw(dsts, offset, length, timeoutMillis);
+            if (n != INPUT_SWITCHED) {
+                return n;
+            }
         }
         Connection c = life.connection();
         if (life.isInputShut()) {
@@ -677,12 +729,18 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
         assert writeLock.isHeldByCurrentThread();
         ensureConnected();
-        if (life.isPlain()) {
-            try {
-                return tcp.write(srcs, offset, length);
-            } catch (ClosedByInterruptException e) {
-                close();
-                throw e;
+        if (life.outputRaw()) {
+            if (!life.isUpgradable()) {
+                try {
+                    return tcp.write(srcs, offset, length);
+                } catch (ClosedByInterruptException e) {
+                    close();
+                    throw e;
+                }
+            }
+            // the first write after the UCX half is ready moves our output there
+            if (life.trySwitchOutput() < 0) {
+                return writeRaw(srcs, offset, length);
             }
         }
         Connection c = life.connection();
@@ -717,13 +775,146 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
     }
 
+    // ---- an upgradable connection's raw directions (non-blocking socket, emulated blocking) -------
+
+    // readRaw's answer when the input moved to UCX: read from there instead
+    private static final long INPUT_SWITCHED = Long.MIN_VALUE;
+    // how long an emulated blocking wait sleeps in poll(2) before it looks at the channel again
+    // (a close from another thread cannot wake a poll on the socket)
+    private static final int RAW_WAIT_MILLIS = 20;
+    // the last blocking raw read had to wait for its bytes; under the read lock
+    private boolean rawReadWaited;
+
+    /**
+     * A read from the raw input of an upgradable connection: the kernel socket's bytes, never
+     * past the peer's switch point, under the lifecycle's raw-input lock so that the switch
+     * point cannot arrive in the middle of it. Blocking mode waits in {@code poll(2)}.
+     *
+     * @return bytes read, 0, -1 at end-of-stream, or {@link #INPUT_SWITCHED}
+     */
+    private long readRaw(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
+        boolean blocking = isBlocking();
+        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
+        long n = 0;
+        try {
+            if (blocking) {
+                begin();
+                if (rawReadWaited && isOpen()) {
+                    // the last blocking read found nothing either (request and response): wait
+                    // first, which spares a failed read(2)
+                    long left = deadline - System.nanoTime();
+                    io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLIN,
+                            (int) Math.min(RAW_WAIT_MILLIS, Math.max(1, left / 1_000_000)));
+                }
+            }
+            boolean waited = false;
+            while (true) {
+                java.util.concurrent.locks.ReentrantLock raw = life.rawInputLock();
+                raw.lock();
+                try {
+                    if (!life.inputRaw()) {
+                        return INPUT_SWITCHED;
+                    }
+                    if (life.isInputShut()) {
+                        return n = -1;
+                    }
+                    long room = life.rawRoom();
+                    n = room == Long.MAX_VALUE ? tcp.read(dsts, offset, length) : readBounded(dsts, offset, length, room);
+                    if (n > 0) {
+                        life.consumedRaw(n);
+                        if (blocking) {
+                            rawReadWaited = waited;
+                        }
+                        return n;
+                    }
+                    if (n < 0) {
+                        if (life.rawLimitKnown()) {
+                            throw new java.net.SocketException("Connection reset (the peer's raw bytes ended before "
+                                    + "the switch point it announced)");
+                        }
+                        return -1;
+                    }
+                } finally {
+                    raw.unlock();
+                }
+                if (!blocking || !Connection.hasRemaining(dsts, offset, length) || !isOpen()) {
+                    return 0;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new SocketTimeoutException("Read timed out");
+                }
+                waited = true;
+                io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLIN,
+                        (int) Math.min(RAW_WAIT_MILLIS, Math.max(1, left / 1_000_000)));
+            }
+        } finally {
+            if (blocking) {
+                end(n != 0);
+            }
+        }
+    }
+
+    /** A read of at most {@code room} bytes into the buffers (their limits are restored). */
+    private long readBounded(ByteBuffer[] dsts, int offset, int length, long room) throws IOException {
+        if (room <= 0) {
+            return 0;
+        }
+        int end = offset;
+        long total = 0;
+        while (end < offset + length && total < room) {
+            total += dsts[end++].remaining();
+        }
+        ByteBuffer last = dsts[end - 1];
+        int savedLimit = last.limit();
+        if (total > room) {
+            last.limit(last.limit() - (int) (total - room));
+        }
+        try {
+            return tcp.read(dsts, offset, end - offset);
+        } finally {
+            last.limit(savedLimit);
+        }
+    }
+
+    /** A write to the raw output of an upgradable connection; blocking mode waits in {@code poll(2)}. */
+    private long writeRaw(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        boolean blocking = isBlocking();
+        long total = 0;
+        boolean completed = false;
+        try {
+            if (blocking) {
+                begin();
+            }
+            while (true) {
+                long n = tcp.write(srcs, offset, length);
+                if (n > 0) {
+                    life.wroteRaw(n);
+                    total += n;
+                }
+                if (!blocking || !Connection.hasRemaining(srcs, offset, length)) {
+                    completed = true;
+                    return total;
+                }
+                if (!isOpen()) {
+                    return total;
+                }
+                io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLOUT, RAW_WAIT_MILLIS);
+            }
+        } finally {
+            if (blocking) {
+                end(completed);
+            }
+        }
+    }
+
     // ---- blocking mode, close --------------------------------------------------------------------
 
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
         // on PATH_TCP the kernel socket is the channel; otherwise blocking is a property of
         // our own waits, and the control socket stays non-blocking
-        if (life.isPlain()) {
+        if (life.isPlain() && !life.isUpgradable()) {
             tcp.configureBlocking(block);
         }
     }

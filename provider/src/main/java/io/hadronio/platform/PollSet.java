@@ -97,4 +97,39 @@ public final class PollSet implements AutoCloseable {
     public void close() {
         arena.close();
     }
+
+    // one pollfd per thread for pollOne, freed by the GC with its thread
+    private static final ThreadLocal<MemorySegment[]> ONE = ThreadLocal.withInitial(() -> {
+        Arena a = Arena.ofAuto();
+        return new MemorySegment[] {a.allocate(8, 8), a.allocate(Linker.Option.captureStateLayout())};
+    });
+
+    /**
+     * Waits until {@code fd} is ready for {@code events} or {@code timeoutMillis} passed,
+     * with no set to manage: for a thread that emulates a blocking read or write on a
+     * non-blocking socket. Allocates nothing after a thread's first call.
+     *
+     * @return the revents, 0 on timeout or EINTR
+     */
+    public static short pollOne(int fd, short events, int timeoutMillis) throws IOException {
+        MemorySegment[] one = ONE.get();
+        MemorySegment m = one[0];
+        m.set(JAVA_INT, 0, fd);
+        m.set(JAVA_SHORT, 4, events);
+        m.set(JAVA_SHORT, 6, (short) 0);
+        int n;
+        try {
+            n = (int) MH$poll.invokeExact(one[1], m.address(), 1L, timeoutMillis);
+        } catch (Throwable t) {
+            throw new AssertionError("poll", t);
+        }
+        if (n < 0) {
+            int e = one[1].get(JAVA_INT, ERRNO_OFFSET);
+            if (e == EINTR) {
+                return 0;
+            }
+            throw new IOException("poll: errno " + e);
+        }
+        return n == 0 ? 0 : m.get(JAVA_SHORT, 6);
+    }
 }

@@ -94,13 +94,19 @@ public final class UnixSeqpacket implements AutoCloseable {
     private final MemorySegment errno;
     private final MemorySegment scratch;
     private MemorySegment buffer = MemorySegment.NULL;
+    private final boolean shared;
+    // -1 once closed; calls that use it hold this object's lock, so close() never frees the
+    // number while one of them runs (the kernel could hand it to another socket)
     private int fd;
     // the last receive did not fit its buffer: the rest of that message is lost
     private boolean truncated;
 
     private UnixSeqpacket(int fd, boolean shared) {
         this.fd = fd;
-        this.arena = shared ? Arena.ofShared() : Arena.ofConfined();
+        // a shared socket (a listener) is closed by any thread, possibly while the rendezvous
+        // thread is in a call that uses this memory: the GC frees it, not close()
+        this.arena = shared ? Arena.ofAuto() : Arena.ofConfined();
+        this.shared = shared;
         this.errno = arena.allocate(Linker.Option.captureStateLayout());
         this.scratch = arena.allocate(16, 8);
     }
@@ -244,7 +250,7 @@ public final class UnixSeqpacket implements AutoCloseable {
     }
 
     /** Accepts one pending connection; null when none is pending. */
-    public UnixSeqpacket accept() throws IOException {
+    public synchronized UnixSeqpacket accept() throws IOException {
         if (fd < 0) {
             return null;
         }
@@ -266,7 +272,10 @@ public final class UnixSeqpacket implements AutoCloseable {
     }
 
     /** The user id of the peer's process (when it connected or listened), from {@code SO_PEERCRED}. */
-    public int peerUid() throws IOException {
+    public synchronized int peerUid() throws IOException {
+        if (fd < 0) {
+            throw new IOException("closed");
+        }
         try {
             MemorySegment cred = arena.allocate(12, 4);
             scratch.set(JAVA_INT, 8, 12);
@@ -284,7 +293,10 @@ public final class UnixSeqpacket implements AutoCloseable {
     }
 
     /** Sends one message whole; false when the socket's buffer is full (try again later). */
-    public boolean send(byte[] message) throws IOException {
+    public synchronized boolean send(byte[] message) throws IOException {
+        if (fd < 0) {
+            throw new IOException("closed");
+        }
         MemorySegment b = buffer(message.length);
         MemorySegment.copy(message, 0, b, JAVA_BYTE, 0, message.length);
         try {
@@ -310,7 +322,11 @@ public final class UnixSeqpacket implements AutoCloseable {
      * @return the message (check {@link #truncated()}), or null: then {@link #status} says
      *         {@link #WOULD_BLOCK} or {@link #EOF}
      */
-    public byte[] receive(int capacity) throws IOException {
+    public synchronized byte[] receive(int capacity) throws IOException {
+        if (fd < 0) {
+            status = EOF;
+            return null;
+        }
         MemorySegment b = buffer(capacity + 1);
         try {
             long n = (long) MH$recv.invokeExact(errno, fd, b.address(), (long) capacity + 1, MSG_TRUNC);
@@ -408,6 +424,8 @@ public final class UnixSeqpacket implements AutoCloseable {
             throw new AssertionError("close", t);
         }
         fd = -1;
-        arena.close();
+        if (!shared) {
+            arena.close();
+        }
     }
 }

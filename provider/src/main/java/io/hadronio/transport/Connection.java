@@ -11,6 +11,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -54,6 +56,13 @@ public final class Connection implements WorkerGroup.Readiness {
     private static final long NONE = -1;
     private static final int CREDIT_SLOTS = 4;
 
+    // connections' memory (one Arena each: slices, slots, credit words) not freed yet in this JVM,
+    // and its bytes: a diagnostic (UcxRuntime.resources), changed only at set-up and release
+    private static final AtomicInteger MEMORY_LIVE = new AtomicInteger();
+    private static final AtomicLong MEMORY_BYTES = new AtomicLong();
+    // of those, the ones release() left allocated because UCX requests in flight may still use them
+    private static final AtomicInteger MEMORY_RETAINED = new AtomicInteger();
+
     static long tag(int id, int kind) {
         return ((long) id << 32) | ((long) kind << 24);
     }
@@ -65,6 +74,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private final ReentrantLock lock;
     // memory of this connection: slices, slots, credit words; freed by release()
     private final Arena arena;
+    // bytes allocated in it (counted in MEMORY_BYTES)
+    private long memoryBytes;
     // our id: the peer puts it in the tags it sends us
     final int localId;
 
@@ -102,6 +113,10 @@ public final class Connection implements WorkerGroup.Readiness {
     private final MemorySegment creditIn;
     private long creditInRequest = NONE;
     private UcxEndpoint endpoint;
+    // the endpoint to the peer's worker, shared with every other connection to it
+    private WorkerGroup.PeerEndpoint peer;
+    // the control connection ended without a close (see WorkerGroup.peerMayBeDead); under lock
+    private boolean controlLost;
     // both ends on this very worker (UCX 'self'): a send completes the peer's receive inside
     // the call, with no event on the event fd, so whoever waits for it must be woken by us
     private boolean selfLoop;
@@ -129,6 +144,8 @@ public final class Connection implements WorkerGroup.Readiness {
         java.util.Arrays.fill(rxImmediate, -1);
         this.creditOut = arena.allocate(8L * CREDIT_SLOTS, 8);
         this.creditIn = arena.allocate(8, 8);
+        countMemory((long) sliceSize * sliceCount + 8L * CREDIT_SLOTS + 8);
+        MEMORY_LIVE.incrementAndGet();
         java.util.Arrays.fill(creditOutRequests, NONE);
         lock.lock();
         try {
@@ -162,6 +179,7 @@ public final class Connection implements WorkerGroup.Readiness {
             this.txSliceSize = peerSliceSize;
             this.txSliceCount = peerSliceCount;
             this.txArea = io.hadronio.platform.NativeMemory.allocate((long) peerSliceSize * peerSliceCount, arena);
+            countMemory((long) peerSliceSize * peerSliceCount);
             this.txView = txArea.asByteBuffer();
             this.txRequests = new long[peerSliceCount];
             this.coalesceBelow = peerSliceCount / 2;
@@ -171,7 +189,8 @@ public final class Connection implements WorkerGroup.Readiness {
             // PEER: a peer that dies is reported (sends and receives complete with an error,
             // onPeerFailure runs) instead of aborting this process inside UCX; with the
             // context's peerFailureDetection it keeps shared memory (sysv + cma)
-            this.endpoint = worker.connect(peerWorkerAddress, ErrorMode.PEER, this::onPeerFailure);
+            this.peer = group.endpointTo(peerWorkerAddress, this);
+            this.endpoint = peer.endpoint;
             this.selfLoop = java.util.Arrays.equals(peerWorkerAddress, group.address());
         } finally {
             lock.unlock();
@@ -246,7 +265,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * UCX's report that the peer failed, from inside a progress of our worker (an upcall:
      * no call into the worker here). The waiters are woken after that progress returns.
      */
-    private void onPeerFailure(UcxEndpoint failed, int status) {
+    void onPeerFailure(int status) {
         life.onPeerFailure("UCX: peer failed (" + UcsStatus.describe(status) + ")");
         group.wakeAfterProgress();
     }
@@ -260,29 +279,24 @@ public final class Connection implements WorkerGroup.Readiness {
     void abortEndpoint() {
         lock.lock();
         try {
-            UcxEndpoint ep = endpoint;
-            if (!worker.isOpen()) {
-                return;
-            }
-            // the peer died: it may have died in the middle of a write into our worker's shared-memory
-            // receive FIFO, also before we had an endpoint to it or should the forced close below fail
-            // (the forced close reports it too; a second report changes nothing)
-            worker.reportDeadPeer();
-            if (ep == null || !ep.isOpen()) {
-                return;
-            }
-            try {
-                long close = ep.closeNonBlocking(true);
-                if (close != UcxWorker.COMPLETED) {
-                    group.progressLocked();
-                    worker.release(close);
-                }
-            } catch (UcxException | RuntimeException e) {
-                // gone either way
+            controlLost = true;
+            if (peer != null) {
+                // when no connection to the peer is left in good standing, the peer died: the
+                // group reports that to the worker and closes the shared endpoint by force
+                group.peerMayBeDead(peer);
+            } else if (worker.isOpen()) {
+                // no endpoint to the peer (yet), but it may have had one to us: it may have died in
+                // the middle of a write into our worker's shared-memory receive FIFO
+                worker.reportDeadPeer();
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** True once this connection's control connection ended without a close. Under lock. */
+    boolean controlLost() {
+        return controlLost;
     }
 
     // ---- read ----------------------------------------------------------------------------
@@ -673,7 +687,10 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /** True when every posted send completed locally, so closing loses nothing. Progresses once. */
+    /**
+     * True when every posted send completed locally, so closing loses nothing: the DATA
+     * messages and the CREDIT messages (the last of which is sent here). Progresses once.
+     */
     boolean sendsComplete() throws IOException {
         lock.lock();
         try {
@@ -683,6 +700,18 @@ public final class Connection implements WorkerGroup.Readiness {
             group.progressLocked();
             pollCredits();
             returnCredits(true);
+            // a credit still queued in UCX (the peer's FIFO full: many connections closing at
+            // once) needs our progress to leave; released now, it would keep this connection's
+            // memory and its endpoint's close waiting for a progress that an idle worker never makes
+            for (int k = 0; k < CREDIT_SLOTS; k++) {
+                if (creditOutRequests[k] != NONE) {
+                    if (worker.status(creditOutRequests[k]) == UcsStatus.INPROGRESS) {
+                        return false;
+                    }
+                    worker.release(creditOutRequests[k]);
+                    creditOutRequests[k] = NONE;
+                }
+            }
             if (txRequests == null) {
                 return true;
             }
@@ -819,26 +848,15 @@ public final class Connection implements WorkerGroup.Readiness {
                         txRequests[i] = NONE;
                     }
                 }
-                if (endpoint == null) {
+                if (peer != null) {
+                    // the endpoint is the peer's, shared: it stays for the next connection to it
+                    group.leave(peer, this);
+                } else {
                     // the handshake ended before our endpoint existed (it failed, or the connection went
                     // plain): a peer that had our worker's address and died may have died in the middle of
                     // a write into our worker's receive FIFO (a UCX wire-up message). For a live peer the
                     // report costs a look at the FIFO; only a sender stopped mid-write for a second is at risk
                     worker.reportDeadPeer();
-                }
-                if (endpoint != null && endpoint.isOpen()) {
-                    try {
-                        // a flushing close; if it cannot finish now (a dead peer), UCX
-                        // finishes it in the background (at the latest when the worker closes).
-                        // After a reset, a forced one: nobody will take the messages
-                        long close = endpoint.closeNonBlocking(force);
-                        if (close != UcxWorker.COMPLETED) {
-                            group.progressLocked();
-                            worker.release(close);
-                        }
-                    } catch (UcxException | RuntimeException e) {
-                        // the endpoint is gone either way
-                    }
                 }
             }
         } finally {
@@ -846,7 +864,31 @@ public final class Connection implements WorkerGroup.Readiness {
         }
         if (!inFlight) {
             arena.close();
+            MEMORY_LIVE.decrementAndGet();
+            MEMORY_BYTES.addAndGet(-memoryBytes);
+        } else {
+            MEMORY_RETAINED.incrementAndGet();
         }
+    }
+
+    private void countMemory(long bytes) {
+        memoryBytes += bytes;
+        MEMORY_BYTES.addAndGet(bytes);
+    }
+
+    /** Connections whose memory is not freed (open ones, and any {@link #release} had to leave), JVM-wide. */
+    static int memoryLive() {
+        return MEMORY_LIVE.get();
+    }
+
+    /** Bytes of native memory those connections hold (slices, send slots, credit words). */
+    static long memoryBytes() {
+        return MEMORY_BYTES.get();
+    }
+
+    /** Connections whose memory {@link #release} left allocated because UCX requests in flight might use it. */
+    static int memoryRetained() {
+        return MEMORY_RETAINED.get();
     }
 
     /** Gives a request back to UCX; true when it is still in progress (and may still use our memory). */

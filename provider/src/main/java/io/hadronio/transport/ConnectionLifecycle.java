@@ -35,6 +35,8 @@ import java.util.concurrent.TimeUnit;
  *             RESET                        the connection broke (reason in {@link #resetReason})
  *             CONTROL_EOF                  the control connection ended
  *             LATE_WRITE                   the one write after the peer's close that is taken
+ *             UPGRADABLE .. SWITCHED_SEEN  a local connection that opened plain moving to UCX (Upgrade)
+ *             PEER_ABORTED                 the peer closed abortively (it lives)
  * </pre>
  *
  * <h2>State table</h2>
@@ -72,6 +74,21 @@ import java.util.concurrent.TimeUnit;
  *     <td>RESET, CONTROL_EOF; force-close the endpoint</td><td>same</td></tr>
  * <tr><td>any</td><td>control EOF after CLOSE (control thread)</td><td>CONTROL_EOF</td><td>same</td></tr>
  * <tr><td>any</td><td>peer failure (UCX upcall)</td><td>RESET</td><td>same</td></tr>
+ * <tr><td>DRAINING</td><td>abort, output on UCX (control thread)</td><td>ABORT record, ordinary close</td>
+ *     <td>CLOSED</td></tr>
+ * <tr><td>any</td><td>ABORT (control record)</td><td>RESET; the shared endpoint stays</td><td>PEER_ABORTED</td></tr>
+ * <tr><td>OPEN, UPGRADABLE</td><td>UCX half connected (rendezvous thread)</td><td>-</td><td>UPGRADE_READY</td></tr>
+ * <tr><td>OPEN, UPGRADE_READY</td><td>write (application)</td><td>SWITCH(n) on the session; UCX from now on</td>
+ *     <td>OUT_UCX</td></tr>
+ * <tr><td>OPEN, UPGRADABLE</td><td>SWITCH(n) (rendezvous thread)</td><td>raw reads stop at n; ACK</td>
+ *     <td>IN_LIMIT</td></tr>
+ * <tr><td>OUT_UCX</td><td>ACK (rendezvous thread)</td><td>SWITCHED(n) record; records may follow</td>
+ *     <td>OUT_ACKED</td></tr>
+ * <tr><td>IN_LIMIT</td><td>n raw bytes read (reader)</td><td>control thread reads records</td><td>IN_UCX</td></tr>
+ * <tr><td>IN_UCX</td><td>SWITCHED n (control record)</td><td>not first or n unlike SWITCH: RESET</td>
+ *     <td>SWITCHED_SEEN</td></tr>
+ * <tr><td>OPEN, UPGRADABLE</td><td>session lost or PLAIN before a switch (rendezvous thread)</td>
+ *     <td>stays plain</td><td>UPGRADE_OFF</td></tr>
  * </table>
  * Every fact change wakes the threads waiting on the connection's worker, which then ask
  * {@link Connection#isReady} again.
@@ -96,6 +113,23 @@ public final class ConnectionLifecycle {
     static final int RESET = 1 << 11;
     static final int CONTROL_EOF = 1 << 12;
     static final int LATE_WRITE = 1 << 13;
+    // ---- a local connection that starts on raw TCP and moves to UCX (Upgrade; docs/connections-v3.md) ----
+    // its socket is non-blocking and the channel emulates blocking, so that no thread sleeps inside it
+    static final int UPGRADABLE = 1 << 14;
+    // the UCX half exists and is connected: the output may switch at the next write
+    static final int UPGRADE_READY = 1 << 15;
+    // no direction will switch any more (no listener, plain peer, session lost before a switch)
+    static final int UPGRADE_OFF = 1 << 16;
+    // our output moved to UCX after rawWritten bytes (SWITCH sent); OUT_ACKED: the peer took it, records may follow
+    static final int OUT_UCX = 1 << 17;
+    static final int OUT_ACKED = 1 << 18;
+    // the peer's SWITCH(rawLimit) arrived; IN_UCX: rawLimit raw bytes consumed, input from UCX, records from TCP
+    static final int IN_LIMIT = 1 << 19;
+    static final int IN_UCX = 1 << 20;
+    // the in-band SWITCHED record, the first record after the peer's raw bytes, arrived
+    static final int SWITCHED_SEEN = 1 << 21;
+    // the peer closed abortively (ABORT record): a reset, but the peer lives
+    static final int PEER_ABORTED = 1 << 22;
 
     // how long a closing connection may wait for its sends before it is torn down anyway
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -115,6 +149,18 @@ public final class ConnectionLifecycle {
     private volatile Connection connection;
     // a handshake that failed: thrown by the connect that takes the outcome
     private IOException failure;
+
+    // ---- upgrade (see UPGRADABLE) ----
+    // a raw read and the peer's SWITCH never overlap: a read bounded by what it knew could
+    // otherwise take bytes past the switch point
+    private final java.util.concurrent.locks.ReentrantLock rawInput = new java.util.concurrent.locks.ReentrantLock();
+    // raw bytes the peer sent before its switch (valid with IN_LIMIT) and we consumed (under rawInput)
+    private volatile long rawLimit = -1;
+    private long rawConsumed;
+    // raw bytes we wrote (writers only, under the channel's write lock); frozen by the switch
+    private long rawWritten;
+    private volatile long switchedAt = -1;
+    private volatile Upgrade upgrade;
 
     // ---- control thread only ----
     private long drainStarted;
@@ -182,8 +228,10 @@ public final class ConnectionLifecycle {
         return (word & PATH_UCX) != 0;
     }
 
+    /** Both directions take the kernel socket, raw (plain TCP, or an upgrade that switched nothing yet). */
     public boolean isPlain() {
-        return (word & PATH_TCP) != 0;
+        int w = word;
+        return (w & PATH_TCP) != 0 && (w & (OUT_UCX | IN_UCX)) == 0;
     }
 
     public boolean isInputShut() {
@@ -264,7 +312,7 @@ public final class ConnectionLifecycle {
         if (s != OPEN && s != CLOSING) {
             return "";
         }
-        if ((w & PATH_TCP) != 0) {
+        if ((w & PATH_TCP) != 0 && (w & (OUT_UCX | IN_UCX)) != (OUT_UCX | IN_UCX)) {
             return "tcp";
         }
         Connection c = connection;
@@ -414,7 +462,7 @@ public final class ConnectionLifecycle {
         synchronized (this) {
             before = update(0, OUTPUT_SHUT);
         }
-        if ((before & (OUTPUT_SHUT | PATH_UCX)) == PATH_UCX) {
+        if ((before & OUTPUT_SHUT) == 0 && (before & (PATH_UCX | OUT_UCX)) != 0) {
             reactor.watch(this);
         }
     }
@@ -433,12 +481,17 @@ public final class ConnectionLifecycle {
             if (s >= CLOSING) {
                 return false;
             }
-            closeSocket = (w & PATH_TCP) != 0 || connection == null;
+            // plain, or an upgrade without a UCX half yet: the kernel socket is the whole connection
+            closeSocket = connection == null;
             update(closeSocket ? CLOSED : CLOSING, 0);
             notifyAll();
         }
         if (closeSocket) {
             tcp.close();
+            Upgrade u = upgrade;
+            if (u != null) {
+                u.end();
+            }
             return false;
         }
         wake();
@@ -481,8 +534,8 @@ public final class ConnectionLifecycle {
     boolean onRecord(byte type, long value) {
         try {
             int w = word;
-            if ((w & PEER_CLOSED) != 0) {
-                throw new ProtocolException("control record of type " + type + " after CLOSE");
+            if ((w & (PEER_CLOSED | PEER_ABORTED)) != 0) {
+                throw new ProtocolException("control record of type " + type + " after CLOSE or ABORT");
             }
             switch (type) {
                 case ControlRecord.FIN -> onFin(value);
@@ -494,6 +547,23 @@ public final class ConnectionLifecycle {
                         update(0, PEER_CLOSED);
                     }
                     wake();
+                }
+                case ControlRecord.ABORT -> {
+                    if (value != 0) {
+                        throw new ProtocolException("ABORT " + value);
+                    }
+                    synchronized (this) {
+                        update(0, PEER_ABORTED);
+                    }
+                    reset("Connection reset by peer");
+                }
+                case ControlRecord.SWITCHED -> {
+                    if ((w & IN_UCX) == 0 || (w & SWITCHED_SEEN) != 0 || value != rawLimit) {
+                        throw new ProtocolException("SWITCHED " + value + " where " + rawLimit + " raw bytes were announced");
+                    }
+                    synchronized (this) {
+                        update(0, SWITCHED_SEEN);
+                    }
                 }
                 case ControlRecord.NUDGE -> {
                     if (!progressForPeer) {
@@ -542,7 +612,8 @@ public final class ConnectionLifecycle {
         if (!orderly) {
             reset(error != null ? error : "peer closed the control connection without closing");
             Connection c = connection;
-            if (c != null) {
+            if (c != null && (word & PEER_ABORTED) == 0) {
+                // no close and no abort: the peer may have died
                 c.abortEndpoint();
             }
         }
@@ -571,6 +642,155 @@ public final class ConnectionLifecycle {
             }
             update(0, RESET);
         }
+    }
+
+    // ---- upgrade: raw TCP first, then UCX, one direction at a time (see Upgrade) --------------
+
+    /** The application's bytes from the peer still come raw from the kernel socket. */
+    public boolean inputRaw() {
+        int w = word;
+        return (w & PATH_TCP) != 0 && (w & IN_UCX) == 0;
+    }
+
+    /** Our bytes still go raw over the kernel socket. */
+    public boolean outputRaw() {
+        int w = word;
+        return (w & PATH_TCP) != 0 && (w & OUT_UCX) == 0;
+    }
+
+    /** A connection that may move to UCX: its socket is non-blocking, the channel emulates blocking. */
+    public boolean isUpgradable() {
+        return (word & UPGRADABLE) != 0;
+    }
+
+    /** Before the connection opens: it will try to move to UCX (see {@link Upgrade}). */
+    public synchronized void markUpgradable(Upgrade u) {
+        upgrade = u;
+        update(0, UPGRADABLE);
+    }
+
+    /** The UCX half is connected (rendezvous thread); false when the channel closed first (the caller frees it). */
+    synchronized boolean upgradeReady(Connection c) {
+        int w = word;
+        if ((w & LADDER) != OPEN || (w & UPGRADE_OFF) != 0) {
+            return false;
+        }
+        connection = c;
+        update(0, UPGRADE_READY);
+        return true;
+    }
+
+    /** No direction will switch any more, if none did; true when one already did (the upgrade must go on). */
+    synchronized boolean upgradeOff() {
+        int w = update(0, UPGRADE_OFF);
+        return (w & (OUT_UCX | IN_LIMIT)) != 0;
+    }
+
+    /** shutdownOutput or close before the output switched: the kernel's FIN ends it; the peer stops waiting for a switch. */
+    public void outputEndedRaw() {
+        Upgrade u = upgrade;
+        if (u != null) {
+            u.outputEndedRaw();
+        }
+    }
+
+    /** Raw bytes a writer handed to the kernel (under the channel's write lock). */
+    public void wroteRaw(long n) {
+        rawWritten += n;
+    }
+
+    /**
+     * A writer (under the channel's write lock) moves our output to UCX when it can: the UCX
+     * half is ready, the output is open and still raw. Returns the switch point (raw bytes
+     * written), or -1 when the output stays raw for now.
+     */
+    public long trySwitchOutput() {
+        long n;
+        synchronized (this) {
+            int w = word;
+            if ((w & (UPGRADE_READY | UPGRADE_OFF | OUT_UCX | OUTPUT_SHUT)) != UPGRADE_READY
+                    || (w & LADDER) != OPEN || (w & RESET) != 0) {
+                return -1;
+            }
+            n = rawWritten;
+            switchedAt = n;
+            update(0, OUT_UCX);
+        }
+        reactor.track(this);
+        upgrade.sendSwitch(n);
+        return n;
+    }
+
+    /** The upgrade of this connection, or null. */
+    Upgrade upgrade() {
+        return upgrade;
+    }
+
+    long switchedAt() {
+        return switchedAt;
+    }
+
+    /** The peer took our switch point: records may follow on the kernel socket (rendezvous thread). */
+    void outputAcked() {
+        int before;
+        synchronized (this) {
+            before = update(0, OUT_ACKED);
+        }
+        reactor.sendRecord(this, ControlRecord.SWITCHED, switchedAt);
+        if ((before & OUTPUT_SHUT) != 0 || (before & LADDER) >= DRAINING) {
+            reactor.watch(this);
+        }
+    }
+
+    /** The lock a raw read holds (with {@link #rawRoom}, {@link #consumedRaw}) so that the peer's switch point never overtakes it. */
+    public java.util.concurrent.locks.ReentrantLock rawInputLock() {
+        return rawInput;
+    }
+
+    /** How many raw bytes may still be read (under {@link #rawInputLock}): unbounded until the peer's switch point is known. */
+    public long rawRoom() {
+        return (word & IN_LIMIT) != 0 ? rawLimit - rawConsumed : Long.MAX_VALUE;
+    }
+
+    /** True when the peer announced a switch point: a raw end-of-stream before it is a reset. */
+    public boolean rawLimitKnown() {
+        return (word & IN_LIMIT) != 0;
+    }
+
+    /** A raw read took {@code n} bytes (under {@link #rawInputLock}). */
+    public void consumedRaw(long n) {
+        rawConsumed += n;
+        if ((word & IN_LIMIT) != 0 && rawConsumed == rawLimit) {
+            inputSwitched();
+        }
+    }
+
+    /** The peer's SWITCH(n): its raw bytes end at n (rendezvous thread). */
+    void peerSwitched(long n) throws ProtocolException {
+        rawInput.lock();
+        try {
+            if ((word & IN_LIMIT) != 0 || n < rawConsumed) {
+                throw new ProtocolException("SWITCH at " + n + " after " + rawConsumed + " raw bytes were read");
+            }
+            rawLimit = n;
+            synchronized (this) {
+                update(0, IN_LIMIT);
+            }
+            if (rawConsumed == n) {
+                inputSwitched();
+            }
+        } finally {
+            rawInput.unlock();
+        }
+    }
+
+    /** All raw bytes of the peer are read: input from UCX, control records from the kernel socket. */
+    private void inputSwitched() {
+        synchronized (this) {
+            update(0, IN_UCX);
+        }
+        reactor.readRecords(this);
+        wake();
     }
 
     // ---- the control thread's part: closing in order -----------------------------------------
@@ -606,7 +826,8 @@ public final class ConnectionLifecycle {
     boolean owesPeer() {
         int w = word;
         int s = w & LADDER;
-        return s != CLOSED && ((w & (OUTPUT_SHUT | FIN_SENT)) == OUTPUT_SHUT && (w & PATH_UCX) != 0 || s == DRAINING);
+        return s != CLOSED && ((w & (OUTPUT_SHUT | FIN_SENT)) == OUTPUT_SHUT && (w & (PATH_UCX | OUT_UCX)) != 0
+                || s == DRAINING);
     }
 
     private boolean drainStep() {
@@ -616,10 +837,19 @@ public final class ConnectionLifecycle {
         }
         int w = word;
         boolean broken = (w & (RESET | CONTROL_EOF)) != 0;
-        if ((w & FIN_SENT) == 0) {
+        // an output that never switched ends with the kernel's FIN when the socket closes: no records
+        // (a handshake that ended accelerated counts before finishConnect took it: PATH_UCX comes then)
+        boolean outputOnUcx = (w & PATH_TCP) == 0 || (w & OUT_UCX) != 0;
+        // records may follow our switched output only once the peer took the switch point
+        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
+        if ((w & FIN_SENT) == 0 && !outputOnUcx) {
+            synchronized (this) {
+                update(0, FIN_SENT);
+            }
+        } else if ((w & FIN_SENT) == 0) {
             boolean done;
             try {
-                done = broken || connection.sendsComplete() || now - drainStarted - LINGER_NANOS > 0;
+                done = broken || connection.sendsComplete() && recordsAllowed || now - drainStarted - LINGER_NANOS > 0;
             } catch (IOException | RuntimeException e) {
                 done = true;
             }
@@ -631,7 +861,7 @@ public final class ConnectionLifecycle {
                 }
                 return true;
             }
-            if (!broken) {
+            if (!broken && recordsAllowed) {
                 reactor.send(this, ControlRecord.FIN, connection.messagesSent());
             }
             synchronized (this) {
@@ -641,7 +871,7 @@ public final class ConnectionLifecycle {
         if ((word & LADDER) != DRAINING) {
             return false;
         }
-        if ((word & (RESET | CONTROL_EOF)) == 0) {
+        if ((word & (RESET | CONTROL_EOF)) == 0 && outputOnUcx && recordsAllowed) {
             reactor.send(this, ControlRecord.CLOSE, 0);
         }
         finish();
@@ -650,6 +880,19 @@ public final class ConnectionLifecycle {
 
     /** Abortive close ({@code SO_LINGER} 0): the socket closes with a reset, nothing more is sent (control thread). */
     private void abort() {
+        int w = word;
+        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
+        if (recordsAllowed && (w & (RESET | CONTROL_EOF)) == 0) {
+            // the peer must tell this from our death (which would end the UCX endpoint it shares
+            // with its other connections to us): an ABORT record, then an ordinary close so that
+            // the record is not discarded by a reset
+            reactor.send(this, ControlRecord.ABORT, 0);
+            try {
+                tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
+            } catch (IOException | RuntimeException e) {
+                // closed already
+            }
+        }
         finish();
     }
 
@@ -663,6 +906,10 @@ public final class ConnectionLifecycle {
             tcp.close();
         } catch (IOException e) {
             // nothing to do
+        }
+        Upgrade u = upgrade;
+        if (u != null) {
+            u.end();
         }
         if (!keepMemory) {
             connection.release();

@@ -46,6 +46,8 @@ public final class ControlLoop implements Runnable {
     private final List<Runnable> afterDeregistration = new ArrayList<>();
     // accelerated connections not closed yet: a normal JVM exit closes them in order
     private final Set<ConnectionLifecycle> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    // handshakes that ended accelerated since start, both directions (a diagnostic, see counts())
+    private long accelerated;
     // connections whose accepted bytes wait for a credit
     private final java.util.Map<Connection, Long> flushing = new java.util.IdentityHashMap<>();
     // connections that started holding bytes back, handed over by writers without a task
@@ -105,6 +107,35 @@ public final class ControlLoop implements Runnable {
             } catch (InterruptedException e) {
                 return;
             }
+        }
+    }
+
+    /**
+     * What the control thread holds, as counts (a diagnostic): accelerated connections not
+     * closed, connections still finishing a close, handshakes in progress, connections
+     * whose bytes wait for a credit; and how many handshakes ended accelerated since start
+     * ({@code control.accelerated.total}). Taken on the control thread; empty if it does not
+     * answer within ten seconds.
+     */
+    java.util.Map<String, Long> counts() {
+        java.util.function.Supplier<java.util.Map<String, Long>> take = () -> java.util.Map.of(
+                "control.open", (long) open.size(), "control.ticking", (long) ticking.size(),
+                "control.handshakes", (long) handshakes.size(),
+                "control.flushing", (long) (flushing.size() + flushRequests.size()),
+                "control.accelerated.total", accelerated);
+        if (Thread.currentThread() == thread) {
+            return take.get();
+        }
+        java.util.concurrent.CompletableFuture<java.util.Map<String, Long>> counts =
+                new java.util.concurrent.CompletableFuture<>();
+        execute(() -> counts.complete(take.get()));
+        try {
+            return counts.get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return java.util.Map.of();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return java.util.Map.of();
         }
     }
 
@@ -579,6 +610,7 @@ public final class ControlLoop implements Runnable {
         handshakes.remove(h);
         key.attach(new RecordReader(life));
         open.add(life);
+        accelerated++;
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection " + direction + " " + peer(h.tcp) + " accelerated over UCX "
                     + connection.transports());
@@ -834,6 +866,41 @@ public final class ControlLoop implements Runnable {
         } catch (IOException e) {
             LOG.log(Level.DEBUG, "control connection: could not send record " + type, e);
         }
+    }
+
+    /** An upgraded connection's output moved to UCX: a normal JVM exit must close it in order. */
+    void track(ConnectionLifecycle life) {
+        execute(() -> open.add(life));
+    }
+
+    /** An upgraded connection's input moved to UCX: what follows the raw bytes on its socket are control records. */
+    void readRecords(ConnectionLifecycle life) {
+        execute(() -> {
+            if (life.state() >= ConnectionLifecycle.CLOSED || !life.tcp.isOpen()) {
+                return;
+            }
+            try {
+                SelectionKey key = life.tcp.keyFor(selector);
+                if (key == null) {
+                    life.tcp.register(selector, SelectionKey.OP_READ, new RecordReader(life));
+                } else {
+                    key.attach(new RecordReader(life));
+                    key.interestOps(SelectionKey.OP_READ);
+                }
+                open.add(life);
+            } catch (IOException | java.nio.channels.CancelledKeyException e) {
+                // closed meanwhile
+            }
+        });
+    }
+
+    /** Sends a control record from another thread. */
+    void sendRecord(ConnectionLifecycle life, byte type, long value) {
+        execute(() -> {
+            if (life.tcp.isOpen()) {
+                send(life, type, value);
+            }
+        });
     }
 
     /** {@code life}'s socket leaves this thread's selector (before it closes). Control thread. */

@@ -23,6 +23,8 @@ public final class UcxRuntime {
     private final ControlLoop control;
     private final SelectorProvider platform;
     private final Peers peers;
+    // null unless hadronio.upgrade is on
+    private final Upgrades upgrades;
 
     private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform,
                        Peers peers) throws IOException {
@@ -32,6 +34,12 @@ public final class UcxRuntime {
         this.platform = platform;
         this.peers = peers;
         this.control = new ControlLoop(this, platform);
+        this.upgrades = config.upgrade() ? new Upgrades(this) : null;
+    }
+
+    /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off. */
+    public Upgrades upgrades() {
+        return upgrades;
     }
 
     /**
@@ -126,6 +134,42 @@ public final class UcxRuntime {
         for (WorkerGroup g : groups) {
             g.wakeSleepers();
         }
+    }
+
+    /**
+     * Counts of what this runtime holds for connections, for tests and diagnostics: UCX
+     * requests not released and endpoints not closed (all workers), upcall targets
+     * (JVM-wide), connections' native memory not freed (JVM-wide: count, bytes, and how
+     * many a release had to leave to requests in flight), unclaimed rendezvous
+     * registrations, and what the control thread holds ({@link ControlLoop#counts}). With
+     * no connection open and none closing, all but the upcall targets (the workers' own),
+     * the retained memory and the cumulative {@code control.accelerated.total} are 0. Not
+     * for hot paths: takes every worker's lock and asks the control thread.
+     */
+    public Map<String, Long> resources() {
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        long requests = 0;
+        long endpoints = 0;
+        for (WorkerGroup g : groups) {
+            g.lock.lock();
+            try {
+                if (g.worker().isOpen()) {
+                    requests += g.worker().outstandingRequests();
+                    endpoints += g.worker().openEndpoints();
+                }
+            } finally {
+                g.lock.unlock();
+            }
+        }
+        counts.put("ucx.requests", requests);
+        counts.put("ucx.endpoints", endpoints);
+        counts.put("ucx.upcalls", (long) io.hadronio.ucx.Ucx.upcallTargets());
+        counts.put("connections.memory", (long) Connection.memoryLive());
+        counts.put("connections.memory.bytes", Connection.memoryBytes());
+        counts.put("connections.memory.retained", (long) Connection.memoryRetained());
+        counts.put("rendezvous.expected", (long) peers.rendezvous().expectedRegistrations());
+        counts.putAll(control.counts());
+        return java.util.Collections.unmodifiableMap(counts);
     }
 
     /** A new connection half on the next worker group (round robin), receives posted. */

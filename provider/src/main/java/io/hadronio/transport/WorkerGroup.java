@@ -1,6 +1,7 @@
 package io.hadronio.transport;
 
 import io.hadronio.ucx.UcxContext;
+import io.hadronio.ucx.UcxEndpoint;
 import io.hadronio.ucx.UcxException;
 import io.hadronio.ucx.UcxWorker;
 import io.hadronio.ucx.ThreadMode;
@@ -40,6 +41,93 @@ public final class WorkerGroup implements AutoCloseable {
 
     // this worker's UCX address, sent in every handshake
     private final byte[] address;
+    // one endpoint per peer worker, shared by every connection to it; under 'lock'
+    private final java.util.Map<java.nio.ByteBuffer, PeerEndpoint> peers = new java.util.HashMap<>();
+
+    /**
+     * The one endpoint of this worker to one peer worker, shared by all connections
+     * between the two (tags tell them apart). UCX pairs the endpoints two workers make to
+     * each other by the order in which each side made them (its wire-up's connection
+     * sequence numbers); with an endpoint per connection, connections set up concurrently
+     * were paired crosswise, and closing one cancelled another's rendezvous receive
+     * ("Request canceled", found by SoakTest). So an endpoint to a peer is made once and
+     * kept while the peer lives: closing and remaking it on one side only would break the
+     * pairing again. It goes when UCX reports the peer failed, or when every connection to
+     * it saw its control connection end without a close (the peer died).
+     */
+    static final class PeerEndpoint {
+        final UcxEndpoint endpoint;
+        final java.nio.ByteBuffer key;
+        // connections that use it; under the group's lock
+        final java.util.Set<Connection> users = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        boolean failed;
+
+        PeerEndpoint(UcxEndpoint endpoint, java.nio.ByteBuffer key) {
+            this.endpoint = endpoint;
+            this.key = key;
+        }
+    }
+
+    /** The endpoint to the worker at {@code peerAddress}, made on first use; {@code user} is told of its failure. Under lock. */
+    PeerEndpoint endpointTo(byte[] peerAddress, Connection user) throws UcxException {
+        assert lock.isHeldByCurrentThread();
+        java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(peerAddress.clone());
+        PeerEndpoint p = peers.get(key);
+        if (p == null || p.failed || !p.endpoint.isOpen()) {
+            PeerEndpoint[] made = new PeerEndpoint[1];
+            UcxEndpoint ep = worker.connect(peerAddress, io.hadronio.ucx.ErrorMode.PEER,
+                    (failed, status) -> peerFailed(made[0], status));
+            p = new PeerEndpoint(ep, key);
+            made[0] = p;
+            peers.put(key, p);
+        }
+        p.users.add(user);
+        return p;
+    }
+
+    /** UCX reports the peer failed (an upcall inside progress, under lock): every connection to it is reset. */
+    private void peerFailed(PeerEndpoint p, int status) {
+        if (p == null) {
+            return;
+        }
+        p.failed = true;
+        peers.remove(p.key, p);
+        for (Connection c : p.users.toArray(new Connection[0])) {
+            c.onPeerFailure(status);
+        }
+    }
+
+    /** A connection no longer uses {@code p}; the endpoint stays for the next connection to that peer. Under lock. */
+    void leave(PeerEndpoint p, Connection user) {
+        p.users.remove(user);
+    }
+
+    /**
+     * A connection's control connection ended without a close: if no connection to that
+     * peer is left in good standing, the peer died, and its endpoint is closed by force, so
+     * that sends UCX never reported (it misses a peer that dies while our first rendezvous
+     * sends wait) end now. Under lock.
+     */
+    void peerMayBeDead(PeerEndpoint p) {
+        for (Connection c : p.users) {
+            if (!c.controlLost()) {
+                return;
+            }
+        }
+        p.failed = true;
+        peers.remove(p.key, p);
+        if (p.endpoint.isOpen() && worker.isOpen()) {
+            try {
+                long close = p.endpoint.closeNonBlocking(true);
+                if (close != UcxWorker.COMPLETED) {
+                    progressLocked();
+                    worker.release(close);
+                }
+            } catch (UcxException | RuntimeException e) {
+                // gone either way
+            }
+        }
+    }
 
     WorkerGroup(UcxContext context, String name, long spinNanos) throws UcxException {
         this.worker = context.newWorker(ThreadMode.SERIALIZED, name);

@@ -11,11 +11,20 @@ import java.lang.invoke.MethodHandle;
 /**
  * Loads the system's UCX libraries once per JVM and resolves symbols from them.
  *
- * <p>Loading does three things besides {@code dlopen}: it turns off the signal
- * handlers libucs installs (they take over SIGSEGV, which the JVM uses for implicit
- * null checks, and the JVM then dies at its first NullPointerException); it reads
- * the library version; and it refuses versions older than {@link #MIN_MAJOR}.{@link #MIN_MINOR}.
- * A failure is remembered and reported, never thrown from a class initialiser.
+ * <p>Loading does three things besides {@code dlopen}: it keeps libucs from taking over
+ * the signals the JVM owns; it reads the library version; and it refuses versions older
+ * than {@link #MIN_MAJOR}.{@link #MIN_MINOR}. A failure is remembered and reported, never
+ * thrown from a class initialiser.
+ *
+ * <p>The signals: libucs's constructor installs handlers for SIGSEGV, SIGBUS, SIGILL and
+ * SIGFPE ({@code UCX_ERROR_SIGNALS}) and SIGHUP ({@code UCX_DEBUG_SIGNO}) that print a
+ * backtrace and kill the process. The JVM raises SIGSEGV on purpose (safepoint polls in
+ * compiled loops, implicit null checks, stack guard pages), so with UCX's handler in place
+ * the JVM dies at the next of those. Restoring the JVM's handlers after loading
+ * ({@code ucs_debug_disable_signals}) leaves a window in which any other thread's safepoint
+ * poll kills the JVM (seen: a client started with JFR's sampling died while loading UCX).
+ * So the environment tells libucs not to install them at all, before it is loaded, and
+ * the restore after loading stays for a libucs someone else loaded first.
  */
 final class NativeLibraries {
     static final int MIN_MAJOR = 1;
@@ -38,6 +47,7 @@ final class NativeLibraries {
         UcxUnavailableException failure = null;
         int[] version = {0, 0, 0};
         try {
+            keepSignalsFromUcx();
             SymbolLookup ucs = open("libucs.so.0");
             open("libuct.so.0");
             SymbolLookup ucp = open("libucp.so.0");
@@ -67,6 +77,24 @@ final class NativeLibraries {
         } catch (IllegalArgumentException e) {
             throw new UcxUnavailableException(name + " could not be loaded (" + e.getMessage() + "; package "
                     + DEBIAN_PACKAGES + "): " + INSTALL_HINT, e);
+        }
+    }
+
+    /**
+     * Sets {@code UCX_ERROR_SIGNALS} to none and {@code UCX_DEBUG_SIGNO} to 0 in this
+     * process's environment, which libucs reads when it is loaded: the JVM must own those
+     * signals, so a value the user set is replaced too (it could only kill the JVM).
+     */
+    private static void keepSignalsFromUcx() throws Throwable {
+        MethodHandle setenv = LINKER.downcallHandle(LINKER.defaultLookup().find("setenv").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.JAVA_INT));
+        try (Arena arena = Arena.ofConfined()) {
+            int a = (int) setenv.invokeExact(arena.allocateFrom("UCX_ERROR_SIGNALS"), arena.allocateFrom(""), 1);
+            int b = (int) setenv.invokeExact(arena.allocateFrom("UCX_DEBUG_SIGNO"), arena.allocateFrom("0"), 1);
+            if (a != 0 || b != 0) {
+                throw new IllegalStateException("setenv failed");
+            }
         }
     }
 

@@ -27,6 +27,15 @@ public final class Ucx {
         NativeLibraries.ensureAvailable();
     }
 
+    /**
+     * Java targets that UCX may call back (endpoints' error handlers, active-message
+     * handlers, completion callbacks), registered in this JVM and not released yet. A
+     * diagnostic: one that grows with every connection made and closed is a leak.
+     */
+    public static int upcallTargets() {
+        return Upcalls.registered();
+    }
+
     /** The version of the loaded libucp, e.g. "1.13.1". */
     public static String version() {
         ensureAvailable();

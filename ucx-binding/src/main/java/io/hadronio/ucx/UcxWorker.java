@@ -653,6 +653,11 @@ public final class UcxWorker implements AutoCloseable {
         return requests.size();
     }
 
+    /** Number of endpoints made here and not closed yet (a diagnostic: leaks show as growth). */
+    public int openEndpoints() {
+        return endpoints.size();
+    }
+
     /**
      * Progresses until the request is no longer in progress, then returns its status
      * and releases it. For set-up and tests, not the data path.

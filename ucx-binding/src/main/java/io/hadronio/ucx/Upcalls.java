@@ -61,6 +61,11 @@ final class Upcalls {
         TARGETS.remove(id);
     }
 
+    /** Targets registered and not unregistered yet. */
+    static int registered() {
+        return TARGETS.size();
+    }
+
     @SuppressWarnings("unused") // called from native code
     private static void onEndpointError(long arg, long ep, byte status) {
         try {

@@ -501,9 +501,21 @@ public final class HandshakeFuzzer {
                     synchronized (record) {
                         record.write(buf, 0, n);
                     }
-                    out.write(buf, 0, n);
+                    try {
+                        out.write(buf, 0, n);
+                    } catch (IOException gone) {
+                        // the destination closed its socket while the other side still had something to
+                        // say (a closing record after the client's own close): a relay ends there, as
+                        // a proxy would; what was said is recorded all the same
+                        say("RELAY-END destination closed after " + record.size() + " bytes");
+                        return;
+                    }
                 }
-                to.shutdownOutput();
+                try {
+                    to.shutdownOutput();
+                } catch (IOException gone) {
+                    say("RELAY-END destination reset after " + record.size() + " bytes");
+                }
             } catch (IOException e) {
                 say("CAPTURE-RELAY " + e);
             }

@@ -6,20 +6,39 @@ import java.nio.file.Path;
 import java.util.stream.Stream;
 
 /** What a process costs, as Linux counts it: resident memory and open file descriptors. */
-record ProcStats(long rssKiB, int fds) {
+public record ProcStats(long rssKiB, int fds) {
     /** This JVM, now. */
     static ProcStats self() throws IOException {
-        long rss = -1;
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                rss = Long.parseLong(line.substring(6).trim().split("\\s+")[0]);
-            }
-        }
+        return of(Path.of("/proc/self"));
+    }
+
+    /** Another process on this host, now. */
+    public static ProcStats of(long pid) throws IOException {
+        return of(Path.of("/proc", String.valueOf(pid)));
+    }
+
+    private static ProcStats of(Path proc) throws IOException {
+        long rss = status(proc, "VmRSS:");
         int fds;
-        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+        try (Stream<Path> s = Files.list(proc.resolve("fd"))) {
             fds = (int) s.count();
         }
         return new ProcStats(rss, fds);
+    }
+
+    /** The threads a process runs, now. */
+    public static int threads(long pid) throws IOException {
+        return (int) status(Path.of("/proc", String.valueOf(pid)), "Threads:");
+    }
+
+    /** A number field of /proc/PID/status (the first word after the field's name), -1 if absent. */
+    private static long status(Path proc, String field) throws IOException {
+        for (String line : Files.readAllLines(proc.resolve("status"))) {
+            if (line.startsWith(field)) {
+                return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]);
+            }
+        }
+        return -1;
     }
 
     /** "rssKiB fds", as the peers print it. */

@@ -119,11 +119,16 @@ public final class SelectorClient {
             say("DONE");
             System.exit(0);
         } catch (Throwable t) {
-            say("ERROR " + t);
-            t.printStackTrace(System.out);
-            System.out.flush();
-            System.exit(3);
+            die(t);
         }
+    }
+
+    /** A peer's failure: {@code ERROR ...} and the stack trace on stdout, exit status 3. */
+    static void die(Throwable t) {
+        say("ERROR " + t);
+        t.printStackTrace(System.out);
+        System.out.flush();
+        System.exit(3);
     }
 
     private static void watchStdin() {
@@ -149,7 +154,15 @@ public final class SelectorClient {
 
     private static volatile Selector selector;
 
-    private static void run(InetSocketAddress server, int connections, int messages, int[] sizes, boolean hold)
+    /** What {@link #run} exchanged: connections complete, bytes echoed, connections whose echo was wrong. */
+    record Exchanged(int complete, long bytes, int bad) {
+    }
+
+    /**
+     * Connects {@code connections} at once, exchanges on all of them, and closes them all
+     * (with {@code hold}: after a {@code GO} line); prints the lines of the class comment.
+     */
+    static Exchanged run(InetSocketAddress server, int connections, int messages, int[] sizes, boolean hold)
             throws IOException {
         Selector sel = Selector.open();
         selector = sel;
@@ -265,6 +278,7 @@ public final class SelectorClient {
             c.ch.close();
         }
         sel.close();
+        return new Exchanged(complete, bytes, bad);
     }
 
     private static void idleReader(InetSocketAddress server) throws IOException {

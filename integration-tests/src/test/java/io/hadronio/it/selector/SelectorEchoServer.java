@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and every connection, written as plain NIO applications are. Echoes until each client
  * closes, with back-pressure (a connection whose echo does not fit stops being read until
  * it drained). Prints {@code PROVIDER p s}, {@code PORT n}; answers a {@code STATS} line
- * on stdin with {@code STATS open rssKiB fds}; exits when stdin closes. Trouble on a
- * connection prints {@code CONN_ERROR ...}.
+ * on stdin with {@code STATS open rssKiB fds}, a {@code RESOURCES} line with
+ * {@code RESOURCES open=n} and the {@link ResourceFigures}; exits when stdin closes.
+ * Trouble on a connection prints {@code CONN_ERROR ...}.
  *
  * <p>Argument: the listen backlog (default 4096).
  */
@@ -55,9 +56,11 @@ public final class SelectorEchoServer {
                 while ((line = in.readLine()) != null) {
                     if (line.trim().equals("STATS")) {
                         say("STATS " + OPEN.get() + " " + ProcStats.self());
+                    } else if (line.trim().equals("RESOURCES")) {
+                        say("RESOURCES open=" + OPEN.get() + " " + ResourceFigures.take());
                     }
                 }
-            } catch (IOException e) {
+            } catch (IOException | InterruptedException e) {
                 say("ERROR stdin " + e);
             }
             System.exit(0);

@@ -1,0 +1,297 @@
+package io.hadronio.transport;
+
+import io.hadronio.connection.HandshakeMessages;
+import io.hadronio.connection.UpgradeSession;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.ProtocolException;
+import java.nio.ByteBuffer;
+
+/**
+ * Moves one local TCP connection between two hadroNIO processes to UCX while the
+ * application already uses it (docs/connections-v3.md). The connection opened as plain
+ * TCP, raw, exactly as the JDK opens it; this runs beside it, on the authenticated
+ * {@link UpgradeSession}, and never delays it.
+ *
+ * <pre>
+ *  client                                       server
+ *  (TCP connected; session opened and authenticated by the rendezvous)
+ *  HELLO (id, slices, profile, worker address) ->    UCX half, endpoint to the client
+ *                          <- HELLO (or PLAIN: UCX would use tcp only, profiles differ)
+ *  endpoint to the server
+ *  -- either side, independently, at its next write: --
+ *  SWITCH n (raw bytes written so far)          ->    reader stops at n raw bytes
+ *                                               <-    ACK n
+ *  SWITCHED n on TCP (the first control record), then FIN/CLOSE/NUDGE as on any accelerated connection
+ *  NO_SWITCH: the output ended raw (shutdownOutput or close before it switched)
+ * </pre>
+ *
+ * Every session event runs on the rendezvous thread; the lifecycle owns the state.
+ * Session messages carry nothing the TCP stream depends on until a SWITCH, so a session
+ * that fails before one leaves a plain connection that simply stays plain.
+ */
+public final class Upgrade implements UpgradeSession.Handler {
+    private static final Logger LOG = System.getLogger(Upgrade.class.getName());
+    static final byte HELLO = 20;
+    static final byte PLAIN = 21;
+    static final byte SWITCH = 22;
+    static final byte ACK = 23;
+    static final byte NO_SWITCH = 24;
+
+    private final UcxRuntime runtime;
+    private final ConnectionLifecycle life;
+    private final boolean client;
+    // rendezvous thread only
+    private UpgradeSession session;
+    private Connection connection;
+    private boolean ready;
+    private boolean ended;
+    private boolean mineDone;
+    private boolean peerDone;
+    private boolean switchSent;
+    // the rendezvous thread started this upgrade (client: its delay passed; server: a session
+    // attached). Until then a close or the end of the raw output only leaves a note here, and
+    // the thread reads it when it starts: a connection that ends early costs no thread switch.
+    private volatile boolean touched;
+    private volatile boolean closeRequested;
+    private volatile boolean outputEndedEarly;
+    private boolean abandoned;
+
+    private Upgrade(UcxRuntime runtime, ConnectionLifecycle life, boolean client) {
+        this.runtime = runtime;
+        this.life = life;
+        this.client = client;
+    }
+
+    /** The client's side, for a channel about to connect to a local address (before it opens). */
+    static Upgrade client(UcxRuntime runtime, ConnectionLifecycle life) {
+        return new Upgrade(runtime, life, true);
+    }
+
+    /** The server's side of an accepted local connection. */
+    static Upgrade server(UcxRuntime runtime, ConnectionLifecycle life) {
+        return new Upgrade(runtime, life, false);
+    }
+
+    /** Client: the TCP connect completed; ask the listener of {@code destination} (any thread). */
+    void start(InetSocketAddress destination, InetSocketAddress bound) {
+        long delay = runtime.config().upgradeDelayNanos();
+        if (delay <= 0) {
+            runtime.peers().rendezvous().execute(() -> touched = true);
+            runtime.peers().rendezvous().upgrade(destination, bound, this);
+            return;
+        }
+        // a connection closed within the delay never costs either side anything for its upgrade
+        runtime.peers().rendezvous().schedule(delay, () -> {
+            touched = true;
+            if (!closeRequested && life.state() == ConnectionLifecycle.OPEN) {
+                runtime.peers().rendezvous().upgrade(destination, bound, this);
+            } else {
+                onEnd("closed before its upgrade began");
+            }
+        });
+    }
+
+    // ---- session events (rendezvous thread) ------------------------------------------------------
+
+    @Override
+    public void onOpen(UpgradeSession s) {
+        touched = true;
+        session = s;
+        if (closeRequested || life.state() != ConnectionLifecycle.OPEN) {
+            s.close();
+            return;
+        }
+        if (client) {
+            try {
+                connection = runtime.newConnection(life);
+                s.send(HELLO, hello(connection));
+            } catch (Exception e) {
+                abandon("cannot make the UCX half: " + e);
+            }
+        }
+        if (outputEndedEarly) {
+            sendNoSwitch();
+        }
+    }
+
+    private byte[] hello(Connection c) {
+        return HandshakeMessages.clientHello(c.localId, c.rxSliceSize, c.rxSliceCount, c.group().address(),
+                runtime.endpointProfile());
+    }
+
+    @Override
+    public void onMessage(UpgradeSession s, byte kind, ByteBuffer body) {
+        try {
+            switch (kind) {
+                case HELLO -> onHello(body);
+                case PLAIN -> abandon("the peer keeps the connection plain");
+                case SWITCH -> {
+                    if (!ready || peerDone) {
+                        throw new ProtocolException("SWITCH out of order");
+                    }
+                    long n = body.getLong();
+                    life.peerSwitched(n);
+                    peerDone = true;
+                    s.send(ACK, longBytes(n));
+                    maybeClose();
+                }
+                case ACK -> {
+                    if (!switchSent || mineDone || body.getLong() != life.switchedAt()) {
+                        throw new ProtocolException("ACK out of order");
+                    }
+                    mineDone = true;
+                    life.outputAcked();
+                    maybeClose();
+                }
+                case NO_SWITCH -> {
+                    peerDone = true;
+                    maybeClose();
+                }
+                default -> throw new ProtocolException("unknown upgrade message " + kind);
+            }
+        } catch (ProtocolException | java.nio.BufferUnderflowException e) {
+            // the peer proved the key: a broken upgrade is a broken connection once anything switched
+            if (life.upgradeOff()) {
+                life.reset("upgrade: " + e.getMessage());
+            }
+            abandon(e.getMessage());
+        }
+    }
+
+    private void onHello(ByteBuffer body) throws ProtocolException {
+        if (ready || client && connection == null) {
+            throw new ProtocolException("HELLO out of order");
+        }
+        byte[] frame = new byte[body.remaining()];
+        body.get(frame);
+        HandshakeMessages.Hello hello = HandshakeMessages.decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
+        if (!hello.profile().equals(runtime.endpointProfile())) {
+            session.send(PLAIN, new byte[0]);
+            abandon("the peer's UCX endpoint settings differ (" + hello.profile() + ")");
+            return;
+        }
+        try {
+            if (!client) {
+                connection = runtime.newConnection(life);
+            }
+            // only now, with the key proven by the session, does the peer's address reach UCX
+            connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
+        } catch (Exception e) {
+            session.send(PLAIN, new byte[0]);
+            abandon("cannot connect to the peer's worker: " + e);
+            return;
+        }
+        if (runtime.config().kernelTcp() && connection.onlyTcp()) {
+            session.send(PLAIN, new byte[0]);
+            abandon("UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
+            return;
+        }
+        if (!client) {
+            session.send(HELLO, hello(connection));
+        }
+        if (!life.upgradeReady(connection)) {
+            abandon("the channel closed during the upgrade");
+            return;
+        }
+        // the lifecycle owns the UCX half now (it frees it when the channel closes)
+        ready = true;
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "hadroNIO: connection " + session + " ready to move to UCX " + connection.transports());
+        }
+    }
+
+    /** Gives up on the upgrade: the connection stays plain (or, if a direction switched, goes on as it is). */
+    private void abandon(String why) {
+        if (abandoned) {
+            return;
+        }
+        abandoned = true;
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "hadroNIO: connection stays on TCP (" + why + ")");
+        }
+        life.upgradeOff();
+        if (!ready && connection != null) {
+            connection.release();
+        }
+        connection = null;
+        if (session != null) {
+            session.close();
+        }
+    }
+
+    private void maybeClose() {
+        if (mineDone && peerDone && session != null) {
+            session.close();
+        }
+    }
+
+    @Override
+    public void onEnd(String why) {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        if (!ready) {
+            abandon(why);
+            return;
+        }
+        if (switchSent && !mineDone) {
+            // we switched and the peer never took it: it is gone, or broke the protocol
+            life.reset("upgrade session ended before the peer took our switch (" + why + ")");
+        } else if (!switchSent) {
+            life.upgradeOff();
+        }
+    }
+
+    // ---- from the connection's owner (any thread) --------------------------------------------------
+
+    /** Our output switched after {@code n} raw bytes (a writer, under the channel's write lock). */
+    void sendSwitch(long n) {
+        runtime.peers().rendezvous().execute(() -> {
+            switchSent = true;
+            if (session != null && !ended) {
+                session.send(SWITCH, longBytes(n));
+            } else {
+                life.reset("upgrade session gone before our switch");
+            }
+        });
+    }
+
+    /** Our output ended raw (shutdownOutput or close before it switched). */
+    public void outputEndedRaw() {
+        outputEndedEarly = true;
+        if (!touched) {
+            return; // no session yet: onOpen sends NO_SWITCH (pairs with touched = true there)
+        }
+        runtime.peers().rendezvous().execute(this::sendNoSwitch);
+    }
+
+    /** Tells the peer that our output ended raw, once (rendezvous thread). */
+    private void sendNoSwitch() {
+        if (session != null && !ended && !switchSent && !mineDone) {
+            mineDone = true;
+            session.send(NO_SWITCH, new byte[0]);
+            maybeClose();
+        }
+    }
+
+    /** The connection is closed: the session ends (any thread). */
+    void end() {
+        closeRequested = true;
+        if (!touched) {
+            return; // the thread reads closeRequested when it starts (pairs with touched = true there)
+        }
+        runtime.peers().rendezvous().execute(() -> {
+            closeRequested = true;
+            if (session != null) {
+                session.close();
+            }
+        });
+    }
+
+    private static byte[] longBytes(long n) {
+        return ByteBuffer.allocate(8).putLong(n).array();
+    }
+}

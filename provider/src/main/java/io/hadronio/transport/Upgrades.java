@@ -1,0 +1,134 @@
+package io.hadronio.transport;
+
+import io.hadronio.connection.LocalRendezvous;
+import io.hadronio.connection.UpgradeSession;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Where connection upgrades start (docs/connections-v3.md). A client upgrades its own
+ * local connections once they are open; a server meets each authenticated upgrade
+ * session (the client's port names its TCP connection) with the connection its
+ * application accepted from that port, in whichever order the two arrive: the session may
+ * come while the connection still waits in the kernel's backlog, or long after
+ * {@code accept()} returned it.
+ */
+public final class Upgrades implements LocalRendezvous.UpgradeListener {
+    private final UcxRuntime runtime;
+    private final long expiryNanos;
+    // accepted local connections not met by a session yet, and sessions not met by a connection yet;
+    // key: client port << 16 | server port. Guarded by this.
+    private final Map<Integer, Accepted> accepted = new HashMap<>();
+    private final Map<Integer, UpgradeSession> sessions = new HashMap<>();
+    private long nextPurge;
+
+    private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline, int serverPort,
+                            boolean held) {
+    }
+
+    Upgrades(UcxRuntime runtime) {
+        this.runtime = runtime;
+        this.expiryNanos = TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
+        runtime.peers().rendezvous().setUpgradeListener(this);
+        runtime.peers().rendezvous().setHousekeeping(() -> {
+            synchronized (this) {
+                purge();
+            }
+        });
+    }
+
+    private static int key(int clientPort, int serverPort) {
+        return clientPort << 16 | serverPort;
+    }
+
+    /**
+     * Client: a channel about to connect to a local address. The lifecycle becomes
+     * upgradable (non-blocking socket, emulated blocking) before it opens.
+     */
+    public void prepareClient(ConnectionLifecycle life) {
+        life.markUpgradable(Upgrade.client(runtime, life));
+    }
+
+    /** Client: the TCP connect completed; the upgrade runs in the background from now on. */
+    public void startClient(ConnectionLifecycle life, InetSocketAddress destination, InetSocketAddress bound) {
+        ((Upgrade) life.upgrade()).start(destination, bound);
+    }
+
+    /**
+     * Server: the application accepted a local connection (the lifecycle is open and plain);
+     * it becomes upgradable and waits (up to the handshake timeout) for its session.
+     */
+    public void accepted(ConnectionLifecycle life, InetSocketAddress client, int serverPort) {
+        Upgrade upgrade = Upgrade.server(runtime, life);
+        life.markUpgradable(upgrade);
+        int k = key(client.getPort(), serverPort);
+        UpgradeSession s;
+        synchronized (this) {
+            purge();
+            s = sessions.remove(k);
+            if (s == null || !matches(s.clientAddress(), client.getAddress())) {
+                if (s != null) {
+                    sessions.put(k, s);
+                }
+                boolean held = runtime.peers().rendezvous().hold(serverPort);
+                accepted.put(k, new Accepted(life, client.getAddress(), System.nanoTime() + expiryNanos,
+                        serverPort, held));
+                return;
+            }
+        }
+        s.attach(upgrade);
+    }
+
+    @Override
+    public void onRegistered(UpgradeSession session) {
+        int k = key(session.clientPort(), session.destinationPort());
+        Accepted a;
+        synchronized (this) {
+            purge();
+            a = accepted.remove(k);
+            if (a == null || !matches(session.clientAddress(), a.client)
+                    || a.life.state() != ConnectionLifecycle.OPEN) {
+                // its connection waits in the backlog, or was not accepted yet: the session waits (parked)
+                if (a != null) {
+                    accepted.put(k, a);
+                }
+                sessions.put(k, session);
+                return;
+            }
+        }
+        if (a.held) {
+            runtime.peers().rendezvous().release(a.serverPort);
+        }
+        session.attach(a.life.upgrade());
+    }
+
+    /** A registration names the client's bound address, or the wildcard (null) for any. */
+    private static boolean matches(InetAddress registered, InetAddress actual) {
+        return registered == null || registered.equals(io.hadronio.connection.LocalRendezvous.normalized(actual));
+    }
+
+    /** Drops entries whose other half never came (under this). */
+    private void purge() {
+        long now = System.nanoTime();
+        if (now - nextPurge < 0) {
+            return;
+        }
+        nextPurge = now + Math.min(expiryNanos / 4, TimeUnit.MILLISECONDS.toNanos(250));
+        for (Iterator<Accepted> it = accepted.values().iterator(); it.hasNext(); ) {
+            Accepted a = it.next();
+            if (now - a.deadline > 0 || a.life.state() != ConnectionLifecycle.OPEN) {
+                it.remove();
+                a.life.upgradeOff();
+                if (a.held) {
+                    runtime.peers().rendezvous().release(a.serverPort);
+                }
+            }
+        }
+        // parked sessions expire at the rendezvous by themselves; forget the ones that did
+        sessions.values().removeIf(UpgradeSession::isEnded);
+    }
+}

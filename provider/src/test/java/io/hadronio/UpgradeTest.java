@@ -1,0 +1,357 @@
+package io.hadronio;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Iterator;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Connections that start at once ({@code hadronio.upgrade=true}): a local connection
+ * opens as plain TCP, carries bytes at once, and moves to UCX in the background, one
+ * direction at a time, with nothing lost, duplicated or reordered at the switch; a
+ * direction that never switched ends with the kernel's FIN. Both ends in one JVM, through
+ * the public NIO API.
+ */
+@Timeout(120)
+class UpgradeTest {
+    static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    static HadronioProvider upgrading;
+    static SelectorProvider jdk;
+    static final ExecutorService THREADS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r);
+        t.setDaemon(true);
+        return t;
+    });
+
+    @BeforeAll
+    static void start() {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        // no delay: every connection here tries to move
+        p.setProperty("hadronio.upgrade.delay", "0");
+        upgrading = new HadronioProvider(HadronioConfig.from(p));
+        assertTrue(upgrading.isAccelerated());
+        jdk = upgrading.platform();
+    }
+
+    @AfterAll
+    static void stop() {
+        THREADS.shutdownNow();
+    }
+
+    static String transport(SocketChannel c) throws IOException {
+        return c.getOption(HadronioSocketOptions.TRANSPORT);
+    }
+
+    /** Echoes everything until end-of-stream, then closes; blocking. */
+    static CompletableFuture<Long> blockingEcho(SocketChannel peer, int bufferSize) {
+        return CompletableFuture.supplyAsync(() -> {
+            try (peer) {
+                ByteBuffer buf = ByteBuffer.allocateDirect(bufferSize);
+                long total = 0;
+                while (peer.read(buf) >= 0) {
+                    buf.flip();
+                    total += buf.remaining();
+                    while (buf.hasRemaining()) {
+                        peer.write(buf);
+                    }
+                    buf.clear();
+                }
+                return total;
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, THREADS);
+    }
+
+    /**
+     * Writes {@code total} bytes in random chunks with random scatter/gather while another
+     * thread reads the echo; returns the CRC of what came back, which must equal what went.
+     */
+    static void streamAndCheck(SocketChannel client, long total, long seed) throws Exception {
+        CompletableFuture<long[]> reader = CompletableFuture.supplyAsync(() -> {
+            try {
+                CRC32C crc = new CRC32C();
+                Random r = new Random(seed + 1);
+                long got = 0;
+                while (true) {
+                    ByteBuffer a = ByteBuffer.allocate(1 + r.nextInt(70_000));
+                    ByteBuffer b = r.nextBoolean() ? ByteBuffer.allocateDirect(1 + r.nextInt(3000)) : ByteBuffer.allocate(1);
+                    long n = client.read(new ByteBuffer[] {a, b});
+                    if (n < 0) {
+                        break;
+                    }
+                    crc.update(a.flip());
+                    crc.update(b.flip());
+                    got += n;
+                }
+                return new long[] {got, crc.getValue()};
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, THREADS);
+        Random r = new Random(seed);
+        CRC32C sent = new CRC32C();
+        long left = total;
+        while (left > 0) {
+            int n1 = (int) Math.min(left, 1 + r.nextInt(r.nextInt(10) == 0 ? 300_000 : 2_000));
+            int n2 = (int) Math.min(left - n1, r.nextInt(500));
+            byte[] d1 = new byte[n1];
+            byte[] d2 = new byte[n2];
+            r.nextBytes(d1);
+            r.nextBytes(d2);
+            sent.update(d1);
+            sent.update(d2);
+            ByteBuffer b1 = ByteBuffer.wrap(d1);
+            ByteBuffer b2 = ByteBuffer.allocateDirect(n2).put(d2).flip();
+            ByteBuffer[] both = {b1, b2};
+            while (b1.hasRemaining() || b2.hasRemaining()) {
+                client.write(both);
+            }
+            left -= n1 + n2;
+            if (r.nextInt(50) == 0) {
+                Thread.sleep(1);
+            }
+        }
+        client.shutdownOutput();
+        long[] got = reader.get(60, TimeUnit.SECONDS);
+        assertEquals(total, got[0], "bytes echoed");
+        assertEquals(sent.getValue(), got[1], "CRC of the echo");
+    }
+
+    @Test
+    void shouldCarryBytesAtOnceAndMoveToUcxMidStream() throws Exception {
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = upgrading.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                SocketChannel accepted = server.accept();
+                assertEquals("tcp", transport(client), "a connection opens plain");
+                CompletableFuture<Long> echo = blockingEcho(accepted, 65536);
+                streamAndCheck(client, 24L << 20, 7);
+                assertTrue(transport(client).startsWith("ucx:"), "moved to UCX: " + transport(client));
+                assertEquals(24L << 20, echo.get(30, TimeUnit.SECONDS));
+                assertEquals(-1, client.read(ByteBuffer.allocate(1)));
+            }
+        }
+    }
+
+    /** Request/response ping-pong across the switch: each message is answered whole and in order. */
+    @Test
+    void shouldKeepRequestResponseInOrderAcrossTheSwitch() throws Exception {
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = upgrading.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                CompletableFuture<Long> echo = blockingEcho(server.accept(), 16);
+                ByteBuffer out = ByteBuffer.allocate(8);
+                ByteBuffer in = ByteBuffer.allocate(8);
+                for (long i = 0; i < 20_000; i++) {
+                    out.clear().putLong(0, i);
+                    while (out.hasRemaining()) {
+                        client.write(out);
+                    }
+                    in.clear();
+                    while (in.hasRemaining()) {
+                        assertTrue(client.read(in) >= 0);
+                    }
+                    assertEquals(i, in.getLong(0));
+                }
+                assertTrue(transport(client).startsWith("ucx:"), transport(client));
+                client.shutdownOutput();
+                assertEquals(-1, client.read(in.clear()));
+                assertEquals(20_000L * 8, echo.get(30, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    /** A server that closes its listener right after accept: the connection still moves. */
+    @Test
+    void shouldUpgradeAConnectionWhoseListenerClosed() throws Exception {
+        SocketChannel accepted;
+        SocketChannel client = upgrading.openSocketChannel();
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            client.connect(server.getLocalAddress());
+            accepted = server.accept();
+        }
+        try (client) {
+            CompletableFuture<Long> echo = blockingEcho(accepted, 4096);
+            streamAndCheck(client, 4L << 20, 11);
+            assertTrue(transport(client).startsWith("ucx:"), transport(client));
+            echo.get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Closed before anything switched: the peer reads every byte, then end-of-stream, as with the JDK. */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void shouldEndAConnectionClosedBeforeItsSwitchWithTheKernelsFin(boolean shutdownFirst) throws Exception {
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            for (int round = 0; round < 50; round++) {
+                SocketChannel client = upgrading.openSocketChannel();
+                client.connect(server.getLocalAddress());
+                try (SocketChannel accepted = server.accept()) {
+                    client.write(ByteBuffer.wrap(new byte[] {1, 2, 3, (byte) round}));
+                    if (shutdownFirst) {
+                        client.shutdownOutput();
+                    }
+                    client.close();
+                    ByteBuffer b = ByteBuffer.allocate(16);
+                    while (b.position() < 4) {
+                        assertTrue(accepted.read(b) > 0, "bytes before end-of-stream");
+                    }
+                    assertArrayEquals(new byte[] {1, 2, 3, (byte) round}, java.util.Arrays.copyOf(b.array(), 4));
+                    assertEquals(-1, accepted.read(b));
+                }
+            }
+        }
+    }
+
+    /** Half-close after the switch: FIN after the last UCX message, and the other direction goes on. */
+    @Test
+    void shouldHalfCloseAfterTheSwitch() throws Exception {
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = upgrading.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                SocketChannel accepted = server.accept();
+                // the server answers only after the client's end: it counts, then sends the count back
+                CompletableFuture<Long> counted = CompletableFuture.supplyAsync(() -> {
+                    try (accepted) {
+                        ByteBuffer buf = ByteBuffer.allocate(10_000);
+                        long total = 0;
+                        long n;
+                        while ((n = accepted.read(buf.clear())) >= 0) {
+                            total += n;
+                        }
+                        ByteBuffer answer = ByteBuffer.allocate(8).putLong(0, total);
+                        while (answer.hasRemaining()) {
+                            accepted.write(answer);
+                        }
+                        return total;
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                ByteBuffer chunk = ByteBuffer.allocate(1000);
+                long sent = 0;
+                for (int i = 0; i < 3000; i++) {
+                    chunk.clear();
+                    while (chunk.hasRemaining()) {
+                        sent += client.write(chunk);
+                    }
+                }
+                client.shutdownOutput();
+                ByteBuffer answer = ByteBuffer.allocate(8);
+                while (answer.hasRemaining()) {
+                    assertTrue(client.read(answer) >= 0);
+                }
+                assertEquals(sent, answer.getLong(0));
+                assertEquals(sent, counted.get(30, TimeUnit.SECONDS));
+                assertEquals(-1, client.read(ByteBuffer.allocate(1)));
+            }
+        }
+    }
+
+    /** A selector-driven echo server: readiness follows the raw fd, then UCX, with nothing lost. */
+    @Test
+    void shouldServeASelectorAcrossTheSwitch() throws Exception {
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel();
+             Selector selector = upgrading.openSelector()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            server.configureBlocking(false);
+            server.register(selector, SelectionKey.OP_ACCEPT);
+            CompletableFuture<Void> loop = CompletableFuture.runAsync(() -> {
+                try {
+                    int open = 0;
+                    int served = 0;
+                    while (served < 3 || open > 0) {
+                        selector.select(100);
+                        for (Iterator<SelectionKey> it = selector.selectedKeys().iterator(); it.hasNext(); ) {
+                            SelectionKey k = it.next();
+                            it.remove();
+                            if (k.isAcceptable()) {
+                                SocketChannel c = server.accept();
+                                if (c != null) {
+                                    c.configureBlocking(false);
+                                    c.register(selector, SelectionKey.OP_READ, ByteBuffer.allocate(20_000));
+                                    open++;
+                                }
+                                continue;
+                            }
+                            SocketChannel c = (SocketChannel) k.channel();
+                            ByteBuffer buf = (ByteBuffer) k.attachment();
+                            if (k.isReadable()) {
+                                int n = c.read(buf);
+                                if (n < 0) {
+                                    c.close();
+                                    open--;
+                                    served++;
+                                    continue;
+                                }
+                            }
+                            buf.flip();
+                            c.write(buf);
+                            buf.compact();
+                            k.interestOps(buf.position() > 0 ? SelectionKey.OP_WRITE
+                                    : SelectionKey.OP_READ);
+                        }
+                    }
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            }, THREADS);
+            for (int i = 0; i < 3; i++) {
+                try (SocketChannel client = upgrading.openSocketChannel()) {
+                    client.connect(server.getLocalAddress());
+                    streamAndCheck(client, 3L << 20, 100 + i);
+                }
+            }
+            loop.get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Peers without hadroNIO on either side: plain TCP, byte for byte, and nothing of ours is sent. */
+    @Test
+    void shouldStayPlainWithJdkPeers() throws Exception {
+        for (SelectorProvider[] pair : new SelectorProvider[][] {{upgrading, jdk}, {jdk, upgrading}}) {
+            try (ServerSocketChannel server = pair[0].openServerSocketChannel()) {
+                server.bind(new InetSocketAddress(LOOPBACK, 0));
+                try (SocketChannel client = pair[1].openSocketChannel()) {
+                    client.connect(server.getLocalAddress());
+                    CompletableFuture<Long> echo = blockingEcho(server.accept(), 8192);
+                    streamAndCheck(client, 2L << 20, 5);
+                    assertEquals(2L << 20, echo.get(30, TimeUnit.SECONDS));
+                    if (pair[1] == upgrading) {
+                        assertEquals("tcp", transport(client));
+                    }
+                }
+            }
+        }
+    }
+}
