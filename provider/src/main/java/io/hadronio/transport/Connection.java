@@ -281,7 +281,13 @@ public final class Connection implements WorkerGroup.Readiness {
         try {
             controlLost = true;
             if (peer != null) {
+                // when no connection to the peer is left in good standing, the peer died: the
+                // group reports that to the worker and closes the shared endpoint by force
                 group.peerMayBeDead(peer);
+            } else if (worker.isOpen()) {
+                // no endpoint to the peer (yet), but it may have had one to us: it may have died in
+                // the middle of a write into our worker's shared-memory receive FIFO
+                worker.reportDeadPeer();
             }
         } finally {
             lock.unlock();
@@ -845,6 +851,12 @@ public final class Connection implements WorkerGroup.Readiness {
                 if (peer != null) {
                     // the endpoint is the peer's, shared: it stays for the next connection to it
                     group.leave(peer, this);
+                } else {
+                    // the handshake ended before our endpoint existed (it failed, or the connection went
+                    // plain): a peer that had our worker's address and died may have died in the middle of
+                    // a write into our worker's receive FIFO (a UCX wire-up message). For a live peer the
+                    // report costs a look at the FIFO; only a sender stopped mid-write for a second is at risk
+                    worker.reportDeadPeer();
                 }
             }
         } finally {

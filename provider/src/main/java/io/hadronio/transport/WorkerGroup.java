@@ -116,6 +116,11 @@ public final class WorkerGroup implements AutoCloseable {
         }
         p.failed = true;
         peers.remove(p.key, p);
+        if (worker.isOpen()) {
+            // it may have died in the middle of a write into our worker's shared-memory receive FIFO;
+            // the forced close below reports it too, but not when it fails or the endpoint is closed already
+            worker.reportDeadPeer();
+        }
         if (p.endpoint.isOpen() && worker.isOpen()) {
             try {
                 long close = p.endpoint.closeNonBlocking(true);

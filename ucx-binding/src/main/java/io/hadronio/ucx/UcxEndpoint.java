@@ -55,6 +55,8 @@ public final class UcxEndpoint implements AutoCloseable {
     void failed(int status) {
         if (errorStatus == 0) {
             errorStatus = status;
+            // the peer may have died in the middle of writing into the worker's receive FIFO
+            worker.noteDeadPeer();
         }
         if (errorHandler != null) {
             errorHandler.onError(this, status);
@@ -205,6 +207,10 @@ public final class UcxEndpoint implements AutoCloseable {
         closed = true;
         worker.forget(this);
         Upcalls.unregister(upcallId);
+        if (force) {
+            // forced: the peer is gone or unwanted, and may have died while writing into the worker's FIFO
+            worker.noteDeadPeer();
+        }
         return worker.track(request, "ucp_ep_close_nbx");
     }
 

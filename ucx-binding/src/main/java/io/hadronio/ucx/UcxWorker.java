@@ -64,6 +64,15 @@ public final class UcxWorker implements AutoCloseable {
     private static final boolean IMMEDIATE_RECV_INFO = versionAtLeast(1, 16);
     // how long close() keeps progressing to let cancelled requests and closing endpoints finish
     private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /**
+     * How long an element of the receive FIFO must stay taken-but-unwritten after a peer
+     * was reported dead before the worker completes it: a live sender writes an element
+     * in microseconds, so one still unwritten after this long belongs to a dead sender
+     * (or to one stopped in the middle of a send, e.g. by SIGSTOP; see reportDeadPeer).
+     */
+    static final long TORN_ELEMENT_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    // worker creation is serialised so that the FIFO segment a new worker creates can be told apart
+    private static final Object CREATE_LOCK = new Object();
 
     // the context this worker was made from
     private final UcxContext context;
@@ -94,13 +103,25 @@ public final class UcxWorker implements AutoCloseable {
     private long receivedLength;
     // set once by close(); checked by every call
     private volatile boolean closed;
+    // this worker's sysv receive FIFO, to complete elements a killed sender left unwritten; null when not found
+    private final SysvReceiveFifo fifo;
+    // FIFO indexes that were taken and unwritten when a peer was reported dead -> when to look at them again
+    private final java.util.TreeMap<Long, Long> tornCandidates = new java.util.TreeMap<>();
+    // whether tornCandidates has entries; read by every progress()
+    private boolean tornCheckPending;
+    // when the earliest candidate is due (System.nanoTime)
+    private long tornCheckAt;
+    // FIFO elements completed so far
+    private long tornElementsCompleted;
 
-    private UcxWorker(UcxContext context, long handle, ThreadMode threadMode, String name, Arena arena) {
+    private UcxWorker(UcxContext context, long handle, ThreadMode threadMode, String name, Arena arena,
+            SysvReceiveFifo fifo) {
         this.context = context;
         this.handle = handle;
         this.threadMode = threadMode;
         this.name = name;
         this.arena = arena;
+        this.fifo = fifo;
         this.recvInfo = arena.allocate(UcpTagRecvInfo.LAYOUT);
         this.receiveParam = arena.allocate(UcpRequestParam.LAYOUT);
         receiveParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK, IMMEDIATE_RECV_INFO
@@ -123,13 +144,42 @@ public final class UcxWorker implements AutoCloseable {
             params.set(ValueLayout.JAVA_INT, UcpWorkerParams.THREAD_MODE, mode.value);
             params.set(ValueLayout.JAVA_LONG, UcpWorkerParams.NAME, arena.allocateFrom(name).address());
             MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
-            UcxContext.check("ucp_worker_create", Ucp.ucp_worker_create(context.handle(), params.address(),
-                    out.address()));
-            return new UcxWorker(context, out.get(ValueLayout.JAVA_LONG, 0), mode, name, arena);
+            SysvReceiveFifo fifo;
+            StringBuilder why = new StringBuilder();
+            synchronized (CREATE_LOCK) {
+                java.util.Set<Integer> before = SysvReceiveFifo.ownSegments();
+                UcxContext.check("ucp_worker_create", Ucp.ucp_worker_create(context.handle(), params.address(),
+                        out.address()));
+                fifo = SysvReceiveFifo.find(before, fifoElemSize(context), why);
+            }
+            if (fifo == null && LOG.isLoggable(Level.DEBUG)) {
+                LOG.log(Level.DEBUG, "worker " + name + ": no sysv receive FIFO to watch (" + why
+                        + "); elements a killed sender leaves unwritten cannot be completed");
+            }
+            return new UcxWorker(context, out.get(ValueLayout.JAVA_LONG, 0), mode, name, arena, fifo);
         } catch (UcxException | RuntimeException e) {
             arena.close();
             throw e;
         }
+    }
+
+    /** UCX's FIFO element size for sysv: the context's configuration, then the environment, then UCX's default. */
+    private static int fifoElemSize(UcxContext context) {
+        String[] keys = {"SYSV_FIFO_ELEM_SIZE", "MM_FIFO_ELEM_SIZE"};
+        for (String key : keys) {
+            String value = context.config().get(key);
+            if (value == null) {
+                value = NativeEnvironment.get("UCX_" + key);
+            }
+            if (value != null) {
+                try {
+                    return Integer.parseInt(value.trim());
+                } catch (NumberFormatException e) {
+                    return -1; // not understood: no FIFO will match, and the worker goes without repair
+                }
+            }
+        }
+        return SysvReceiveFifo.DEFAULT_ELEM_SIZE;
     }
 
     long handle() {
@@ -163,7 +213,106 @@ public final class UcxWorker implements AutoCloseable {
     /** Runs UCX's progress engine once; returns how many events it handled (0: nothing happened). */
     public int progress() {
         ensureOpen();
-        return Ucp.ucp_worker_progress(handle);
+        int events = Ucp.ucp_worker_progress(handle);
+        if (tornCheckPending) {
+            events += checkTornElements();
+        }
+        return events;
+    }
+
+    // ---- a dead sender's unwritten FIFO element ------------------------------------------
+
+    /**
+     * Tells the worker that a peer process is gone, or may be: its endpoint failed, or the
+     * application learnt it otherwise (say the peer's TCP connection ended without an
+     * orderly close). The binding calls it itself when an endpoint's error handler runs
+     * and on every forced {@link UcxEndpoint#closeNonBlocking close}; call it also for a
+     * peer that died before this worker had an endpoint to it (it may have sent already).
+     *
+     * <p>Why: on one host, every peer writes into this worker's one shared-memory receive
+     * FIFO ({@code sysv}), and UCX 1.13 reads it strictly in order. A peer killed while
+     * writing a message leaves an element taken and never marked written, and from then
+     * on nothing more arrives over shared memory, from any peer (see
+     * {@link SysvReceiveFifo}). So the worker notes which elements are taken and unwritten
+     * now, and if one of them is still unwritten {@link #TORN_ELEMENT_GRACE_NANOS one second}
+     * later (a live sender needs microseconds), the next {@link #progress()} completes it
+     * as an empty message that UCX drops with a warning ({@code got active message id 0,
+     * but no handler installed}); what queued behind it is delivered. The torn message
+     * itself, from the dead peer, is lost, as it would be anyway.
+     *
+     * <p>Cheap: a look at the FIFO's control block. A worker whose FIFO was not found
+     * (no {@code sysv} transport, or a UCX whose FIFO layout differs) ignores it. The
+     * one risk is a sender that is alive but stopped for longer than the grace period in
+     * the middle of writing into this FIFO (SIGSTOP, a debugger) while another peer
+     * dies: its message would be lost, and when it resumes, the element it finishes may
+     * confuse the FIFO.
+     */
+    public void reportDeadPeer() {
+        ensureOpen();
+        noteDeadPeer();
+    }
+
+    /** {@link #reportDeadPeer()} for the binding's own calls (error handler, forced close): a no-op once closed. */
+    void noteDeadPeer() {
+        if (fifo == null || closed) {
+            return;
+        }
+        long due = System.nanoTime() + TORN_ELEMENT_GRACE_NANOS;
+        for (long index : fifo.unwritten()) {
+            // an index already waiting keeps its earlier time: more reports must not postpone a repair
+            tornCandidates.putIfAbsent(index, due);
+        }
+        if (!tornCandidates.isEmpty()) {
+            tornCheckAt = java.util.Collections.min(tornCandidates.values());
+            tornCheckPending = true;
+        }
+    }
+
+    /** The worker's sysv receive FIFO as the binding sees it, or null when it was not found. */
+    SysvReceiveFifo receiveFifo() {
+        return fifo;
+    }
+
+    /** How many FIFO elements left unwritten by dead senders this worker has completed (see {@link #reportDeadPeer}). */
+    public long tornElementsCompleted() {
+        return tornElementsCompleted;
+    }
+
+    /** Completes the candidates still unwritten once their grace period passed; returns how many it completed. */
+    private int checkTornElements() {
+        long now = System.nanoTime();
+        if (now - tornCheckAt < 0) {
+            return 0;
+        }
+        long tail = fifo.tail();
+        long head = fifo.head();
+        int completed = 0;
+        StringBuilder which = new StringBuilder();
+        for (var it = tornCandidates.entrySet().iterator(); it.hasNext();) {
+            var candidate = it.next();
+            if (now - candidate.getValue() < 0) {
+                continue;
+            }
+            it.remove();
+            long index = candidate.getKey();
+            // below tail: read and released since; otherwise written since unless its sender is dead
+            if (index >= tail && index < head && fifo.isUnwritten(index)) {
+                fifo.complete(index);
+                completed++;
+                which.append(which.isEmpty() ? "" : ", ").append(index);
+            }
+        }
+        tornCheckPending = !tornCandidates.isEmpty();
+        if (tornCheckPending) {
+            tornCheckAt = java.util.Collections.min(tornCandidates.values());
+        }
+        if (completed > 0) {
+            tornElementsCompleted += completed;
+            LOG.log(Level.WARNING, "worker " + name + ": completed " + completed + " element(s) of its " + fifo
+                    + " that a dead sender had taken and never written (index " + which
+                    + "); messages queued behind it are delivered again");
+        }
+        return completed;
     }
 
     /**
@@ -585,6 +734,9 @@ public final class UcxWorker implements AutoCloseable {
             LOG.log(Level.DEBUG, "worker " + name + ": " + all.length + " outstanding requests cancelled and freed at close");
         }
         closed = true;
+        if (fifo != null) {
+            fifo.close();
+        }
         for (Long id : amHandlers.values()) {
             Upcalls.unregister(id);
         }

@@ -23,7 +23,10 @@ import java.net.Socket;
  * <li>{@code receive}: keeps {@link #WINDOW} receives posted for the survivor's stream;
  * <li>{@code idle}: progresses its worker now and then, sends nothing;
  * <li>{@code echo}: sends every message back (kind {@link #ECHO}) until one of kind
- *     {@link #STOP}: the survivor's check that it still works after the crashes.
+ *     {@link #STOP}: the survivor's check that it still works after the crashes;
+ * <li>{@code tear}: starts one {@link TornSend} to the survivor, writes {@link #TEARING} on
+ *     the TCP connection once UCX is packing it (a FIFO element of the survivor's worker
+ *     taken, not yet marked written), and blocks there until it is killed.
  * </ul>
  *
  * <p>Its context reads the {@code UCX_*} environment only; the survivor passes its own
@@ -41,6 +44,7 @@ public final class UcxCrashPeer {
     static final int HELLO = 4;
     static final int WINDOW = 4;
     static final String READY = "ready";
+    static final String TEARING = "tearing";
     // multiplier of the payload pattern: word i is i * K
     private static final long K = 0x9E37_79B9_7F4A_7C15L;
 
@@ -126,7 +130,7 @@ public final class UcxCrashPeer {
     }
 
     private static void run(int port, String role, int size, ErrorMode mode, String peerFailure, long connection)
-            throws Exception {
+            throws Throwable {
         UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG).name("crash-peer");
         if (!peerFailure.equals("-")) {
             builder.peerFailureDetection(UcxCrashSurvivor.parseDuration(peerFailure));
@@ -160,6 +164,7 @@ public final class UcxCrashPeer {
                 case "receive" -> receive(worker, buffers, size, tag(connection, DATA));
                 case "idle" -> idle(worker);
                 case "echo" -> echo(worker, endpoint, buffers[0], tag(connection, ECHO), tag(connection, STOP));
+                case "tear" -> tear(worker, endpoint, out, tag(connection, DATA));
                 default -> throw new IllegalArgumentException("role " + role);
             }
             out.writeUTF("bye");
@@ -215,6 +220,21 @@ public final class UcxCrashPeer {
             check(status, "stream receive");
             requests[head] = worker.tagReceive(buffers[head].asSlice(0, size), tag, -1L);
             head = (head + 1) % WINDOW;
+        }
+    }
+
+    private static void tear(UcxWorker worker, UcxEndpoint endpoint, DataOutputStream out, long tag) throws Throwable {
+        TornSend.send(endpoint, tag, () -> {
+            try {
+                out.writeUTF(TEARING);
+                out.flush();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        // UCX queued the send instead of packing it at once: it packs during progress
+        while (true) {
+            worker.progress();
         }
     }
 

@@ -33,10 +33,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>ROUND role=receive size=65536 round=3 lanes=[cma/memory, sysv/memory] killAfterMs=117 messages=2210
  *   detect=handler:Connection_reset_by_remote_peer(-25) detectMs=0.71 deadMs=4.2 tcpEofMs=4.5 corrupt=0
- *   statuses={-3=1, -16=3} stuck=0 closeMs=0.1 cleanupMs=0.2</pre>
+ *   statuses={-3=1, -16=3} stuck=0 closeMs=0.1 cleanupMs=0.2 repaired=0</pre>
  *
  * ({@code detectMs}, {@code deadMs} (the child reaped) and {@code tcpEofMs} (its TCP
- * connection seen closed) count from the {@code kill}). All rounds share one context and one worker,
+ * connection seen closed) count from the {@code kill}; {@code repaired}: FIFO elements
+ * that dead senders left unwritten and the worker completed so far, see
+ * {@link UcxWorker#reportDeadPeer}). All rounds share one context and one worker,
  * as a provider's connections would; with {@code healthy=true} a last peer is not
  * killed but echoes messages, checked byte for byte, to show the worker still works.
  *
@@ -44,7 +46,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * (comma-separated: {@code receive} — the peer streams to us; {@code send} — we stream
  * to it; {@code idle} — nothing in flight, we busy-poll; {@code idle-wait} — nothing in
  * flight, we sleep on the worker's event fd between progress calls, for at most
- * {@code waitMs} each), {@code sizes} (bytes, comma-separated, default 65536,1048576;
+ * {@code waitMs} each; {@code tear} — the peer is killed while UCX, inside its send to us,
+ * has taken an element of our shared-memory FIFO and not yet marked it written, see
+ * {@link TornSend}), {@code sizes} (bytes, comma-separated, default 65536,1048576;
  * idle roles use 8), {@code mode} (NONE or PEER), {@code ucx} (UCX configuration
  * entries {@code KEY=VALUE;KEY=VALUE}, given to the context here and as {@code UCX_KEY}
  * environment to the peer), {@code peerFailure} (a duration such as {@code 100ms}:
@@ -161,7 +165,8 @@ public final class UcxCrashSurvivor {
             survivor.flushAfterConnect = flushAfterConnect;
             survivor.earlyKill = earlyKill;
             for (String role : roles) {
-                int[] roleSizes = role.startsWith("idle") ? new int[] {8} : sizes;
+                int[] roleSizes = role.startsWith("idle") ? new int[] {8}
+                        : role.equals("tear") ? new int[] {TornSend.SIZE} : sizes;
                 for (int size : roleSizes) {
                     for (int round = 1; round <= rounds; round++) {
                         System.out.println(survivor.round(role, size, round));
@@ -271,11 +276,22 @@ public final class UcxCrashSurvivor {
             case "receive" -> "send";
             case "send" -> "receive";
             case "idle", "idle-wait" -> "idle";
+            case "tear" -> "tear";
             default -> throw new IllegalArgumentException("role " + role);
         };
         try (Peer peer = start(peerRole, size)) {
             UcxEndpoint endpoint = peer.endpoint();
             String lanes = endpoint.lanes().toString();
+            boolean tear = role.equals("tear");
+            if (tear) {
+                // the peer is blocked inside UCX's write into our FIFO: killed now, it leaves the element torn
+                peer.socket().setSoTimeout(30_000);
+                String said = peer.in().readUTF();
+                if (!UcxCrashPeer.TEARING.equals(said)) {
+                    throw new IllegalStateException("peer said " + said + ": " + peer.jvm().report());
+                }
+                peer.socket().setSoTimeout(0);
+            }
             // the TCP connection: EOF is how the provider's control channel learns of a death
             AtomicLong eof = new AtomicLong();
             Thread eofWatcher = Thread.ofPlatform().daemon().start(() -> {
@@ -293,8 +309,8 @@ public final class UcxCrashSurvivor {
             Arrays.fill(isReceive, false);
             long messages = 0;
             long corrupt = 0;
-            int killAfter = ThreadLocalRandom.current().nextInt(killMinMs, killMaxMs + 1);
-            boolean streaming = !role.startsWith("idle");
+            int killAfter = tear ? 0 : ThreadLocalRandom.current().nextInt(killMinMs, killMaxMs + 1);
+            boolean streaming = !role.startsWith("idle") && !tear;
             long start = System.nanoTime();
             // mid-stream: the delay counts from the first completed message (unless earlyKill)
             boolean armed = !streaming || earlyKill;
@@ -441,11 +457,11 @@ public final class UcxCrashSurvivor {
             return String.format(Locale.ROOT,
                     "ROUND role=%s size=%d round=%d lanes=%s peerLanes=[%s] killAfterMs=%d messages=%d detect=%s"
                             + " detectMs=%s deadMs=%s tcpEofMs=%s corrupt=%d statuses=%s stuck=%d closeMs=%.1f"
-                            + " cleanupMs=%.1f",
+                            + " cleanupMs=%.1f repaired=%d",
                     role, size, round, lanes, peer.peerTransports(), killAfter, messages, how,
                     detected == 0 ? "-" : millis(detected - killed), millis(dead - killed),
                     eof.get() == 0 ? "-" : millis(eof.get() - killed), corrupt, statuses, stuck, closeNanos / 1e6,
-                    cleanupNanos / 1e6);
+                    cleanupNanos / 1e6, worker.tornElementsCompleted());
         }
     }
 
@@ -494,7 +510,7 @@ public final class UcxCrashSurvivor {
             if (exit != 0) {
                 throw new IllegalStateException("the echo peer failed: " + peer.jvm().report());
             }
-            return "HEALTHY lanes=" + lanes;
+            return "HEALTHY lanes=" + lanes + " repaired=" + worker.tornElementsCompleted();
         }
     }
 }
