@@ -782,8 +782,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     // how long an emulated blocking wait sleeps in poll(2) before it looks at the channel again
     // (a close from another thread cannot wake a poll on the socket)
     private static final int RAW_WAIT_MILLIS = 20;
-    // the last blocking raw read had to wait for its bytes; under the read lock
-    private boolean rawReadWaited;
+    // the last blocking raw read had to wait for its bytes; under the read lock. A connection's
+    // first read usually waits (a server for its request, a client for its answer)
+    private boolean rawReadWaited = true;
 
     /**
      * A read from the raw input of an upgradable connection: the kernel socket's bytes, never
