@@ -31,8 +31,8 @@ import java.util.TreeMap;
  *                         the background (docs/connections-v3.md) instead of a handshake before the connect returns
  *                         (default false while it is new)
  * @param upgradeDelayMicros {@code hadronio.upgrade.delay}: how long a client's connection runs on TCP before it
- *                         may start its upgrade, in microseconds; it starts at the first read or write after
- *                         that (default 1000: a connection closed sooner, or not used again, costs nothing for it)
+ *                         may start its upgrade, in microseconds; it starts at the first write after that, or
+ *                         once 64 KiB were read (default 1000: a connection closed sooner, or not used again, costs nothing for it)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
                              long spinMicros, int handshakeMillis, Map<String, String> ucx,

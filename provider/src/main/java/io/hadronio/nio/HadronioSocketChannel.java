@@ -794,7 +794,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * @return bytes read, 0, -1 at end-of-stream, or {@link #INPUT_SWITCHED}
      */
     private long readRaw(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
-        life.usedRaw();
         boolean blocking = isBlocking();
         long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
         long n = 0;

@@ -694,7 +694,10 @@ public final class ConnectionLifecycle {
         }
     }
 
-    /** A read or write on the raw connection: a client's upgrade begins at the first one once it is due. */
+    // raw input that makes a connection worth upgrading when its client only reads (a stream)
+    private static final long UPGRADE_AFTER_READING = 64 * 1024;
+
+    /** A write on the raw connection: a client's upgrade begins at the first one once it is due. */
     public void usedRaw() {
         Upgrade u = upgrade;
         if (u != null) {
@@ -768,6 +771,11 @@ public final class ConnectionLifecycle {
     /** A raw read took {@code n} bytes (under {@link #rawInputLock}). */
     public void consumedRaw(long n) {
         rawConsumed += n;
+        if (rawConsumed >= UPGRADE_AFTER_READING) {
+            // a client that only reads upgrades once a stream came; one that reads a single
+            // answer (and is about to close) does not
+            usedRaw();
+        }
         if ((word & IN_LIMIT) != 0 && rawConsumed == rawLimit) {
             inputSwitched();
         }
