@@ -139,6 +139,23 @@ class MixedPortTakeoverTest extends ItSupport {
         return listenOn(taker, "127.0.0.1", port);
     }
 
+    /** A port nothing is bound to on either address now (bound and released here). */
+    private static int portFreeOn(String first, String second) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            try (ServerSocket a = new ServerSocket()) {
+                a.bind(new InetSocketAddress(InetAddress.getByName(first), 0));
+                try (ServerSocket b = new ServerSocket()) {
+                    b.bind(new InetSocketAddress(InetAddress.getByName(second), a.getLocalPort()));
+                    return a.getLocalPort();
+                } catch (java.net.BindException taken) {
+                    if (attempt == 20) {
+                        throw taken;
+                    }
+                }
+            }
+        }
+    }
+
     /** Makes the child listen on address:port (port 0: any), returns the port. */
     private static int listenOn(ChildJvm taker, String address, int port) throws Exception {
         try {
@@ -266,7 +283,9 @@ class MixedPortTakeoverTest extends ItSupport {
         for (String[] addresses : new String[][] {{"127.0.0.1", "127.0.0.2"}, {"127.0.0.2", "127.0.0.1"}}) {
             InetAddress acceleratedAddress = InetAddress.getByName(addresses[0]);
             InetAddress plainAddress = InetAddress.getByName(addresses[1]);
-            int port = listenOn(acceleratedTaker, addresses[0], 0);
+            // a port free on both addresses: an ephemeral port the kernel picks for one loopback
+            // address may be some connection's local port on the other (seen in a full run)
+            int port = listenOn(acceleratedTaker, addresses[0], portFreeOn(addresses[0], addresses[1]));
             listenOn(plainTaker, addresses[1], port);
             ContractRun.Transports toPlain = echoWith(plainTaker, new InetSocketAddress(plainAddress, port));
             ContractRun.assertTransport("tcp", toPlain.here(), "our client to the plain server on " + plainAddress);
