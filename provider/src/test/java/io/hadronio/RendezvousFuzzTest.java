@@ -57,7 +57,7 @@ class RendezvousFuzzTest extends ContractSupport {
     }
 
     private static void echoOnce(ServerSocketChannel listener) throws Exception {
-        try (SocketChannel c = HADRONIO.openSocketChannel()) {
+        try (SocketChannel c = EagerProvider.get().openSocketChannel()) {
             c.connect(listener.getLocalAddress());
             try (SocketChannel s = listener.accept()) {
                 assertTrue(c.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:"),
@@ -74,7 +74,7 @@ class RendezvousFuzzTest extends ContractSupport {
 
     @Test
     void shouldRefuseEveryHostileRendezvousInputAndKeepServing() throws Exception {
-        try (ServerSocketChannel listener = HADRONIO.openServerSocketChannel()
+        try (ServerSocketChannel listener = EagerProvider.get().openServerSocketChannel()
                 .bind(new InetSocketAddress(LOOPBACK, 0))) {
             int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
             echoOnce(listener);
