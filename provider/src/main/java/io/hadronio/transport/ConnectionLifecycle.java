@@ -741,16 +741,26 @@ public final class ConnectionLifecycle {
         return switchedAt;
     }
 
-    /** The peer took our switch point: records may follow on the kernel socket (rendezvous thread). */
+    /**
+     * The peer took our switch point: records may follow on the kernel socket (rendezvous
+     * thread). SWITCHED must be the first record after our raw bytes, and every other record
+     * is written by the control thread once OUT_ACKED is set; so the control thread writes
+     * SWITCHED and only then sets OUT_ACKED (the other way round, a close's FIN or CLOSE could
+     * go out first and the peer would read it as data or as a broken protocol).
+     */
     void outputAcked() {
-        int before;
-        synchronized (this) {
-            before = update(0, OUT_ACKED);
-        }
-        reactor.sendRecord(this, ControlRecord.SWITCHED, switchedAt);
-        if ((before & OUTPUT_SHUT) != 0 || (before & LADDER) >= DRAINING) {
-            reactor.watch(this);
-        }
+        reactor.execute(() -> {
+            if (tcp.isOpen()) {
+                reactor.send(this, ControlRecord.SWITCHED, switchedAt);
+            }
+            int before;
+            synchronized (this) {
+                before = update(0, OUT_ACKED);
+            }
+            if ((before & OUTPUT_SHUT) != 0 || (before & LADDER) >= DRAINING) {
+                reactor.watch(this);
+            }
+        });
     }
 
     /** The lock a raw read holds (with {@link #rawRoom}, {@link #consumedRaw}) so that the peer's switch point never overtakes it. */
@@ -870,7 +880,8 @@ public final class ConnectionLifecycle {
                 done = true;
             }
             if (!done) {
-                if (!nudged && now - drainStarted > NUDGE_AFTER_NANOS) {
+                if (!nudged && recordsAllowed && now - drainStarted > NUDGE_AFTER_NANOS) {
+                    // (before the peer took our switch point a record would land among its raw bytes)
                     // the peer may not be reading (and so not progressing): ask it to take our messages
                     nudged = true;
                     reactor.send(this, ControlRecord.NUDGE, 0);

@@ -894,15 +894,6 @@ public final class ControlLoop implements Runnable {
         });
     }
 
-    /** Sends a control record from another thread. */
-    void sendRecord(ConnectionLifecycle life, byte type, long value) {
-        execute(() -> {
-            if (life.tcp.isOpen()) {
-                send(life, type, value);
-            }
-        });
-    }
-
     /** {@code life}'s socket leaves this thread's selector (before it closes). Control thread. */
     void forget(ConnectionLifecycle life) {
         open.remove(life);

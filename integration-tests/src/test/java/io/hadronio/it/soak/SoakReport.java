@@ -189,7 +189,9 @@ final class SoakReport {
         for (long nanos : ledger.headerless) {
             assertTrue(nanos >= firstKill, "a connection ended before its id arrived, and no client was killed yet");
         }
-        assertEquals(before.fds(), after.fds(), "the server's fds after all connections closed (before: " + before
+        // a leak keeps fds; the baseline, taken right after the warm-up, may still count one that
+        // goes later (in upgrade mode the warm-up's upgrade session or the port's held rendezvous socket)
+        assertTrue(after.fds() <= before.fds(), "the server's fds after all connections closed (before: " + before
                 + ", after: " + after + ")");
         assertEquals(before.threads(), after.threads(), "the server's threads after all connections closed (before: "
                 + before + ", after: " + after + ")");
