@@ -130,10 +130,13 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         return life.transport();
     }
 
-    /** The transports UCX uses for this connection, e.g. [cma, sysv] ([] on plain TCP), for logs and tests. */
+    /**
+     * The transports UCX uses for this connection, e.g. [cma, sysv] ([] on plain TCP, and on
+     * an upgraded one until both directions moved, as {@link #transport()} says), for logs and tests.
+     */
     public String transports() {
         Connection c = life.connection();
-        return c == null || life.isPlain() ? "[]" : c.transports();
+        return c == null || !life.onUcx() ? "[]" : c.transports();
     }
 
     // ---- addresses and connection set-up -----------------------------------------------------

@@ -306,6 +306,13 @@ public final class ConnectionLifecycle {
      * The path the bytes take, as {@code HadronioSocketOptions.TRANSPORT} reports it:
      * {@code "ucx:cma,sysv"}, {@code "tcp"}, or {@code ""} while not connected.
      */
+    /** Both directions on UCX: accelerated from the start, or upgraded both ways (also once closed). */
+    public boolean onUcx() {
+        int w = word;
+        return connection != null
+                && ((w & PATH_TCP) == 0 || (w & (OUT_UCX | IN_UCX)) == (OUT_UCX | IN_UCX));
+    }
+
     public String transport() {
         int w = word;
         int s = w & LADDER;
