@@ -106,8 +106,12 @@ abstract class ItSupport {
         }
     }
 
-    /** A frame of hadroNIO waiting for UCX (a blocked read or write). */
+    /**
+     * A frame of hadroNIO waiting in a blocked read or write: for UCX, or (a connection in
+     * upgrade mode that is still raw TCP) in the emulated blocking wait on the socket.
+     */
     static boolean hadronioWait(StackTraceElement e) {
-        return e.getClassName().startsWith("io.hadronio.transport.") && e.getMethodName().equals("await");
+        return e.getClassName().startsWith("io.hadronio.transport.") && e.getMethodName().equals("await")
+                || e.getClassName().equals("io.hadronio.platform.PollSet") && e.getMethodName().equals("pollOne");
     }
 }
