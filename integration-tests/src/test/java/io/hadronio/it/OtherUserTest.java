@@ -70,9 +70,11 @@ class OtherUserTest extends ItSupport {
     }
 
     private static ChildJvm nobody(String... args) throws IOException {
+        // the other user's processes accelerate among themselves at once (the default mode), so
+        // that their transports show it after a short exchange whatever mode this suite runs in
         return ChildJvm.start(asNobody, Peer.class, classPath, List.of(
                 "-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER,
-                "-Duser.home=" + dir.resolve("home")), args);
+                "-Duser.home=" + dir.resolve("home"), "-Dhadronio.upgrade=false"), args);
     }
 
     @Test
