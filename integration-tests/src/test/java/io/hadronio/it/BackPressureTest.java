@@ -29,8 +29,8 @@ class BackPressureTest extends ItSupport {
     @Test
     void shouldBlockAWriterWhileThePeerDoesNotReadThenDeliverEverything() throws Exception {
         assertTrue(TOTAL > 16 * window(), "the test writes far more than the window");
-        try (ChildJvm quiet = ChildJvm.withProvider("server")) {
-            SocketChannel ch = command(quiet.port(), 'Q', 0);
+        try (ChildJvm quiet = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+            SocketChannel ch = onUcx(quiet.port(), 'Q', 0);
             quiet.expect("QUIET");
             AtomicLong accepted = new AtomicLong();
             CountDownLatch done = new CountDownLatch(1);
@@ -68,8 +68,8 @@ class BackPressureTest extends ItSupport {
 
     @Test
     void shouldReturnZeroFromANonBlockingWriteWhileThePeerDoesNotRead() throws Exception {
-        try (ChildJvm quiet = ChildJvm.withProvider("server")) {
-            SocketChannel ch = command(quiet.port(), 'Q', 0);
+        try (ChildJvm quiet = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+            SocketChannel ch = onUcx(quiet.port(), 'Q', 0);
             quiet.expect("QUIET");
             ch.configureBlocking(false);
             ByteBuffer buf = ByteBuffer.allocate(CHUNK);

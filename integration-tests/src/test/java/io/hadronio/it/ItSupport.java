@@ -3,6 +3,7 @@ package io.hadronio.it;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hadronio.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -11,6 +12,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -52,6 +55,46 @@ abstract class ItSupport {
             ch.write(header);
         }
         return ch;
+    }
+
+    /**
+     * Child JVM options and a provider for tests of what UCX-carried connections do (a peer's
+     * death, back pressure by the receiver's window): the default mode, where a connection is
+     * on UCX from connect on, whatever mode the suite runs in. In upgrade mode
+     * ({@code -Dhadronio.upgrade=true}) a connection starts as kernel TCP and behaves as the
+     * kernel's until it moves.
+     */
+    static final List<String> DEFAULT_MODE = List.of("-Dhadronio.upgrade=false");
+    private static SelectorProvider defaultModeProvider;
+
+    static synchronized SelectorProvider defaultModeProvider() {
+        if (defaultModeProvider == null) {
+            if (!Boolean.getBoolean("hadronio.upgrade")) {
+                defaultModeProvider = SelectorProvider.provider();
+            } else {
+                Properties p = new Properties();
+                p.putAll(System.getProperties());
+                p.setProperty("hadronio.upgrade", "false");
+                defaultModeProvider = new HadronioProvider(HadronioConfig.from(p));
+            }
+        }
+        return defaultModeProvider;
+    }
+
+    /** {@link #command}, on a channel of {@link #defaultModeProvider()}: on UCX from connect on. */
+    static SocketChannel onUcx(int port, char command, long n) throws IOException {
+        SocketChannel ch = defaultModeProvider().openSocketChannel();
+        try {
+            ch.connect(loopback(port));
+            ByteBuffer header = ByteBuffer.allocate(9).put((byte) command).putLong(n).flip();
+            while (header.hasRemaining()) {
+                ch.write(header);
+            }
+            return ch;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
     }
 
     static <T> Future<T> async(Callable<T> task) {

@@ -5,14 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
-import io.hadronio.HadronioProvider;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.spi.SelectorProvider;
-import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -24,38 +19,9 @@ import org.junit.jupiter.api.Timeout;
 /** A peer killed with SIGKILL ends our blocked reads and writes with an IOException, not a hang. */
 @Timeout(60)
 class PeerFailureTest extends ItSupport {
-    // These tests are about a peer that dies on a connection carried by UCX. In the suite's
-    // upgrade mode (-Dhadronio.upgrade=true) a connection starts as kernel TCP, whose end after a
-    // kill is the kernel's (end-of-stream, as with the JDK): so both sides use the default mode,
-    // where a connection is on UCX from connect on, whatever mode the suite runs in.
-    private static final List<String> DEFAULT_MODE = List.of("-Dhadronio.upgrade=false");
-    private static final SelectorProvider PROVIDER = defaultModeProvider();
-
-    private static SelectorProvider defaultModeProvider() {
-        if (!Boolean.getBoolean("hadronio.upgrade")) {
-            return SelectorProvider.provider();
-        }
-        Properties p = new Properties();
-        p.putAll(System.getProperties());
-        p.setProperty("hadronio.upgrade", "false");
-        return new HadronioProvider(HadronioConfig.from(p));
-    }
-
-    /** {@link ItSupport#command}, on a channel of {@link #PROVIDER}. */
-    private static SocketChannel onUcx(int port, char command, long n) throws IOException {
-        SocketChannel ch = PROVIDER.openSocketChannel();
-        try {
-            ch.connect(loopback(port));
-            ByteBuffer header = ByteBuffer.allocate(9).put((byte) command).putLong(n).flip();
-            while (header.hasRemaining()) {
-                ch.write(header);
-            }
-            return ch;
-        } catch (IOException | RuntimeException e) {
-            ch.close();
-            throw e;
-        }
-    }
+    // a peer that dies on a connection carried by UCX: in the suite's upgrade mode a connection
+    // starts as kernel TCP, whose end after a kill is the kernel's (end-of-stream, as with the
+    // JDK), so both sides use the default mode (ItSupport#onUcx)
 
     // "promptly": the control connection's reset is seen at once; this only guards against a hang
     static final int PROMPTLY_SECONDS = 10;
