@@ -22,7 +22,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Two JVMs on one host talk over shared memory by default; with
  * {@code -Dhadronio.ucx.TLS=tcp} the kernel's TCP connection carries the bytes, and with
- * {@code -Dhadronio.kernel.tcp=false} as well, UCX's tcp transport does.
+ * {@code -Dhadronio.kernel.tcp=false} as well, UCX's tcp transport does. The choice is the
+ * authenticated handshake's, so both sides run the default mode whatever mode the suite is
+ * in ({@link ItSupport#onUcx}; the upgrade session makes the same choice in {@code Upgrade.onHello}).
  */
 @Timeout(60)
 class TransportSelectionTest extends ItSupport {
@@ -60,8 +62,8 @@ class TransportSelectionTest extends ItSupport {
 
     @Test
     void shouldUseSharedMemoryByDefault() throws Exception {
-        try (ChildJvm peer = ChildJvm.withProvider("server");
-             SocketChannel ch = command(peer.port(), 'T', 0)) {
+        try (ChildJvm peer = ChildJvm.withProvider(DEFAULT_MODE, "server");
+             SocketChannel ch = onUcx(peer.port(), 'T', 0)) {
             Set<String> ours = parse(((HadronioSocketChannel) ch).transports());
             Set<String> theirs = peerTransportsOver(ch);
             for (Set<String> t : List.of(ours, theirs)) {
@@ -79,8 +81,8 @@ class TransportSelectionTest extends ItSupport {
      */
     @Test
     void shouldTakeTheKernelsTcpWhenThePeerAllowsUcxOnlyTcp() throws Exception {
-        try (ChildJvm peer = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp"), "server");
-             SocketChannel ch = command(peer.port(), 'T', 0)) {
+        try (ChildJvm peer = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.upgrade=false"), "server");
+             SocketChannel ch = onUcx(peer.port(), 'T', 0)) {
             assertEquals("tcp", ch.getOption(HadronioSocketOptions.TRANSPORT));
             assertEquals(Set.of(), parse(((HadronioSocketChannel) ch).transports()), "no UCX lanes on our side");
             assertEquals(Set.of(), peerTransportsOver(ch), "no UCX lanes on the peer's side");
@@ -92,8 +94,8 @@ class TransportSelectionTest extends ItSupport {
     @Test
     void shouldUseUcxTcpWhenThePeerAllowsOnlyTcpAndKernelTcpIsOff() throws Exception {
         try (ChildJvm peer = ChildJvm.withProvider(
-                List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.kernel.tcp=false"), "server");
-             SocketChannel ch = command(peer.port(), 'T', 0)) {
+                List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.kernel.tcp=false", "-Dhadronio.upgrade=false"), "server");
+             SocketChannel ch = onUcx(peer.port(), 'T', 0)) {
             Set<String> ours = parse(((HadronioSocketChannel) ch).transports());
             Set<String> theirs = peerTransportsOver(ch);
             for (Set<String> t : List.of(ours, theirs)) {
@@ -108,9 +110,9 @@ class TransportSelectionTest extends ItSupport {
 
     @Test
     void shouldTakeTheKernelsTcpBetweenTwoJvmsConfiguredForUcxTcp() throws Exception {
-        try (ChildJvm server = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp"), "server")) {
+        try (ChildJvm server = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.upgrade=false"), "server")) {
             int port = server.port();
-            try (ChildJvm client = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp"), "client",
+            try (ChildJvm client = ChildJvm.withProvider(List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.upgrade=false"), "client",
                     String.valueOf(port), String.valueOf(4 << 20), "E")) {
                 assertEquals(Set.of(), parse(client.expect("TRANSPORTS ")), client::report);
                 Data.Received r = Data.Received.parse(client.expect("RECEIVED "));
@@ -122,7 +124,7 @@ class TransportSelectionTest extends ItSupport {
 
     @Test
     void shouldUseUcxTcpBetweenTwoJvmsConfiguredForTcpWithKernelTcpOff() throws Exception {
-        List<String> tcp = List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.kernel.tcp=false");
+        List<String> tcp = List.of("-Dhadronio.ucx.TLS=tcp", "-Dhadronio.kernel.tcp=false", "-Dhadronio.upgrade=false");
         try (ChildJvm server = ChildJvm.withProvider(tcp, "server")) {
             int port = server.port();
             try (ChildJvm client = ChildJvm.withProvider(tcp, "client",
