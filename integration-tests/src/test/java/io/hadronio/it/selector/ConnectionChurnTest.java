@@ -221,7 +221,9 @@ class ConnectionChurnTest {
         clientFigures.add(after[1]);
         compare(what + "server", serverFigures.get(0), after[0], failures);
         compare(what + "client", clientFigures.get(0), after[1], failures);
-        if (hadronio) {
+        // in upgrade mode (-Dhadronio.upgrade=true) a connection closed within hadronio.upgrade.delay
+        // never leaves the kernel's TCP, by design: then the figures, not the path, are checked
+        if (hadronio && !Boolean.getBoolean("hadronio.upgrade")) {
             for (String side : List.of("server", "client")) {
                 Map<String, Long> before = side.equals("server") ? serverBefore : clientBefore;
                 Map<String, Long> now = side.equals("server") ? after[0] : after[1];
