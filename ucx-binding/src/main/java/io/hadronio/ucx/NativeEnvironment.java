@@ -2,6 +2,7 @@ package io.hadronio.ucx;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -21,7 +22,9 @@ import java.lang.invoke.MethodHandle;
  * another thread. The binding calls it at most once per variable and process, under one
  * lock that also covers its own reads, before the first {@code ucp_config_read} that
  * needs it; the JVM itself reads its environment at start-up only. A variable that is set
- * already (by the user) is never changed.
+ * already (by the user) is never changed, except the signal settings {@link NativeLibraries}
+ * makes before libucs is loaded (a JVM must own those signals). The functions are libc's,
+ * looked up without UCX, so that they work before UCX is loaded.
  */
 final class NativeEnvironment {
     /** Held while the binding reads or writes the environment, and while a context is opened (UCX reads it then). */
@@ -32,15 +35,18 @@ final class NativeEnvironment {
 
     /** {@snippet lang=c : char *getenv(const char *name); } */
     private static final class Getenv {
-        static final MethodHandle MH = NativeLibraries.downcall("getenv",
-                FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+        static final MethodHandle MH = libc("getenv", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
     }
 
     /** {@snippet lang=c : int setenv(const char *name, const char *value, int overwrite); } */
     private static final class Setenv {
-        static final MethodHandle MH = NativeLibraries.downcall("setenv",
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                        ValueLayout.JAVA_INT));
+        static final MethodHandle MH = libc("setenv", FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    }
+
+    private static MethodHandle libc(String name, FunctionDescriptor descriptor) {
+        Linker linker = Linker.nativeLinker();
+        return linker.downcallHandle(linker.defaultLookup().find(name).orElseThrow(), descriptor);
     }
 
     /** The variable's value in the native environment, or null when it is not set. */
@@ -65,17 +71,28 @@ final class NativeEnvironment {
             if (present != null) {
                 return present;
             }
-            try (Arena arena = Arena.ofConfined()) {
-                int result = (int) Setenv.MH.invokeExact(arena.allocateFrom(name), arena.allocateFrom(value), 0);
-                if (result != 0) {
-                    throw new IllegalStateException("setenv(" + name + ") failed");
-                }
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new AssertionError("setenv", t);
-            }
+            setenv(name, value);
             return value;
+        }
+    }
+
+    /** Sets the variable, whatever it was. */
+    static void set(String name, String value) {
+        synchronized (LOCK) {
+            setenv(name, value);
+        }
+    }
+
+    private static void setenv(String name, String value) {
+        try (Arena arena = Arena.ofConfined()) {
+            int result = (int) Setenv.MH.invokeExact(arena.allocateFrom(name), arena.allocateFrom(value), 1);
+            if (result != 0) {
+                throw new IllegalStateException("setenv(" + name + ") failed");
+            }
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("setenv", t);
         }
     }
 }

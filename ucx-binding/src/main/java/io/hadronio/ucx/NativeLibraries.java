@@ -85,17 +85,9 @@ final class NativeLibraries {
      * process's environment, which libucs reads when it is loaded: the JVM must own those
      * signals, so a value the user set is replaced too (it could only kill the JVM).
      */
-    private static void keepSignalsFromUcx() throws Throwable {
-        MethodHandle setenv = LINKER.downcallHandle(LINKER.defaultLookup().find("setenv").orElseThrow(),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                        ValueLayout.JAVA_INT));
-        try (Arena arena = Arena.ofConfined()) {
-            int a = (int) setenv.invokeExact(arena.allocateFrom("UCX_ERROR_SIGNALS"), arena.allocateFrom(""), 1);
-            int b = (int) setenv.invokeExact(arena.allocateFrom("UCX_DEBUG_SIGNO"), arena.allocateFrom("0"), 1);
-            if (a != 0 || b != 0) {
-                throw new IllegalStateException("setenv failed");
-            }
-        }
+    private static void keepSignalsFromUcx() {
+        NativeEnvironment.set("UCX_ERROR_SIGNALS", "");
+        NativeEnvironment.set("UCX_DEBUG_SIGNO", "0");
     }
 
     private static void disableSignalHandlers(SymbolLookup lookup) throws Throwable {
