@@ -105,10 +105,9 @@ public final class UcxWorker implements AutoCloseable {
     private volatile boolean closed;
     // this worker's sysv receive FIFO, to complete elements a killed sender left unwritten; null when not found
     private final SysvReceiveFifo fifo;
-    // FIFO indexes that were taken and unwritten when a peer was reported dead -> when to look at them again
+    // FIFO indexes that were taken and unwritten when a peer was reported dead -> when to look at
+    // them again; every progress() asks whether it is empty
     private final java.util.TreeMap<Long, Long> tornCandidates = new java.util.TreeMap<>();
-    // whether tornCandidates has entries; read by every progress()
-    private boolean tornCheckPending;
     // when the earliest candidate is due (System.nanoTime)
     private long tornCheckAt;
     // FIFO elements completed so far
@@ -214,7 +213,7 @@ public final class UcxWorker implements AutoCloseable {
     public int progress() {
         ensureOpen();
         int events = Ucp.ucp_worker_progress(handle);
-        if (tornCheckPending) {
+        if (!tornCandidates.isEmpty()) {
             events += checkTornElements();
         }
         return events;
@@ -264,7 +263,6 @@ public final class UcxWorker implements AutoCloseable {
         }
         if (!tornCandidates.isEmpty()) {
             tornCheckAt = java.util.Collections.min(tornCandidates.values());
-            tornCheckPending = true;
         }
     }
 
@@ -302,8 +300,7 @@ public final class UcxWorker implements AutoCloseable {
                 which.append(which.isEmpty() ? "" : ", ").append(index);
             }
         }
-        tornCheckPending = !tornCandidates.isEmpty();
-        if (tornCheckPending) {
+        if (!tornCandidates.isEmpty()) {
             tornCheckAt = java.util.Collections.min(tornCandidates.values());
         }
         if (completed > 0) {
