@@ -806,9 +806,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 if (rawReadWaited && isOpen()) {
                     // the last blocking read found nothing either (request and response): wait
                     // first, which spares a failed read(2)
-                    long left = deadline - System.nanoTime();
-                    io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLIN,
-                            (int) Math.min(RAW_WAIT_MILLIS, Math.max(1, left / 1_000_000)));
+                    awaitRaw(io.hadronio.platform.PollSet.POLLIN, deadline);
                 }
             }
             boolean waited = false;
@@ -849,14 +847,23 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     throw new SocketTimeoutException("Read timed out");
                 }
                 waited = true;
-                io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLIN,
-                        (int) Math.min(RAW_WAIT_MILLIS, Math.max(1, left / 1_000_000)));
+                awaitRaw(io.hadronio.platform.PollSet.POLLIN, deadline);
             }
         } finally {
             if (blocking) {
                 end(n != 0);
             }
         }
+    }
+
+    /**
+     * One slice of an emulated blocking wait on the socket: until {@code events}, the
+     * {@link System#nanoTime()} deadline or {@link #RAW_WAIT_MILLIS}, whichever comes first.
+     */
+    private void awaitRaw(short events, long deadline) throws IOException {
+        int millis = deadline == Long.MAX_VALUE ? RAW_WAIT_MILLIS
+                : (int) Math.min(RAW_WAIT_MILLIS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        io.hadronio.platform.PollSet.pollOne(tcpFd, events, millis);
     }
 
     /** A read of at most {@code room} bytes into the buffers (their limits are restored). */
@@ -904,7 +911,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 if (!isOpen()) {
                     return total;
                 }
-                io.hadronio.platform.PollSet.pollOne(tcpFd, io.hadronio.platform.PollSet.POLLOUT, RAW_WAIT_MILLIS);
+                awaitRaw(io.hadronio.platform.PollSet.POLLOUT, Long.MAX_VALUE);
             }
         } finally {
             if (blocking) {

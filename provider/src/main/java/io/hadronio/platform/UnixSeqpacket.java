@@ -73,9 +73,6 @@ public final class UnixSeqpacket implements AutoCloseable {
     /** {@snippet lang=c : int getsockopt(int fd, int level, int name, void *val, socklen_t *len); } */
     private static final MethodHandle MH$getsockopt = handle("getsockopt",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
-    /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
-    private static final MethodHandle MH$poll = handle("poll",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     /** {@snippet lang=c : int close(int fd); } */
     private static final MethodHandle MH$close = handle("close",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT));
@@ -377,27 +374,14 @@ public final class UnixSeqpacket implements AutoCloseable {
      * @return false when the deadline passed first
      */
     public boolean awaitReadable(long deadline) throws IOException {
-        // struct pollfd { int fd; short events; short revents; } in this socket's scratch space
         while (true) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return false;
             }
-            scratch.set(JAVA_INT, 0, fd);
-            scratch.set(JAVA_SHORT, 4, PollSet.POLLIN);
-            scratch.set(JAVA_SHORT, 6, (short) 0);
-            int n;
-            try {
-                n = (int) MH$poll.invokeExact(errno, scratch.address(), 1L,
-                        (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
-            } catch (Throwable t) {
-                throw new AssertionError("poll", t);
-            }
-            if (n > 0) {
+            if (PollSet.pollOne(fd, PollSet.POLLIN, (int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)))
+                    != 0) {
                 return true;
-            }
-            if (n < 0 && lastErrno() != EINTR) {
-                throw new IOException("poll: errno " + lastErrno());
             }
         }
     }

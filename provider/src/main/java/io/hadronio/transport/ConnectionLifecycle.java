@@ -302,24 +302,26 @@ public final class ConnectionLifecycle {
         throw new NotYetConnectedException();
     }
 
+    /** Both directions on UCX: accelerated from the start, or upgraded both ways (also once closed). */
+    public boolean onUcx() {
+        return connection != null && bothOnUcx(word);
+    }
+
+    private static boolean bothOnUcx(int w) {
+        return (w & PATH_TCP) == 0 || (w & (OUT_UCX | IN_UCX)) == (OUT_UCX | IN_UCX);
+    }
+
     /**
      * The path the bytes take, as {@code HadronioSocketOptions.TRANSPORT} reports it:
      * {@code "ucx:cma,sysv"}, {@code "tcp"}, or {@code ""} while not connected.
      */
-    /** Both directions on UCX: accelerated from the start, or upgraded both ways (also once closed). */
-    public boolean onUcx() {
-        int w = word;
-        return connection != null
-                && ((w & PATH_TCP) == 0 || (w & (OUT_UCX | IN_UCX)) == (OUT_UCX | IN_UCX));
-    }
-
     public String transport() {
         int w = word;
         int s = w & LADDER;
         if (s != OPEN && s != CLOSING) {
             return "";
         }
-        if ((w & PATH_TCP) != 0 && (w & (OUT_UCX | IN_UCX)) != (OUT_UCX | IN_UCX)) {
+        if (!bothOnUcx(w)) {
             return "tcp";
         }
         Connection c = connection;
