@@ -445,7 +445,9 @@ public final class HadronioSelector extends AbstractSelector {
     private void scan(int polled) {
         int plain = 0;
         int listeners = 0;
-        unscannedKeys = false;
+        if (unscannedKeys) {
+            unscannedKeys = false; // (a volatile write only when there is something to clear: every pass scans)
+        }
         for (HadronioSelectionKey key : keyArray) {
             if (!key.isValid() || key.platformFd >= 0) {
                 continue;
