@@ -185,6 +185,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 // a local peer: a plain TCP connect now, exactly as the JDK's; if the peer runs
                 // hadroNIO the connection moves to UCX in the background once it is open
                 upgrades.prepareClient(life);
+                life.idleOutputSwitch(this::switchIdleOutput);
                 usePlainTcp();
                 return connectPlain(isa, timeoutMillis);
             }
@@ -266,7 +267,24 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     void upgradeAccepted(int serverPort) throws IOException {
         synchronized (blockingLock()) {
             tcp.configureBlocking(false);
+            life.idleOutputSwitch(this::switchIdleOutput);
             runtime.upgrades().accepted(life, (InetSocketAddress) tcp.getRemoteAddress(), serverPort);
+        }
+    }
+
+    /**
+     * The UCX half is ready (rendezvous thread): if no writer is inside, our output moves to
+     * UCX now; a writer that is inside moves it at its next write.
+     */
+    private void switchIdleOutput() {
+        if (writeLock.tryLock()) {
+            try {
+                if (isOpen() && life.outputRaw()) {
+                    life.trySwitchOutput();
+                }
+            } finally {
+                writeLock.unlock();
+            }
         }
     }
 
@@ -382,6 +400,10 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
         boolean inputShut = life.isInputShut();
         int rw = interestOps & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        if (life.isReset()) {
+            // a read or write would fail now (on a raw direction too: the kernel socket may say nothing)
+            return ready | rw;
+        }
         // a raw direction's readiness is its fd's (readyOpsAfterPoll), a switched one's is UCX's
         if (life.inputRaw()) {
             if ((rw & SelectionKey.OP_READ) != 0 && (inputShut || hasPrefix())) {
@@ -817,6 +839,11 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     if (!life.inputRaw()) {
                         return INPUT_SWITCHED;
                     }
+                    if (life.isReset()) {
+                        // the upgrade broke (the peer never took our switch): the connection is gone
+                        // both ways, whatever the kernel socket still holds
+                        throw new java.net.SocketException("Connection reset (" + life.resetReason() + ")");
+                    }
                     if (life.isInputShut()) {
                         return n = -1;
                     }
@@ -899,6 +926,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 begin();
             }
             while (true) {
+                if (life.isReset()) {
+                    throw new java.net.SocketException("Connection reset (" + life.resetReason() + ")");
+                }
                 long n = tcp.write(srcs, offset, length);
                 if (n > 0) {
                     life.wroteRaw(n);

@@ -252,11 +252,11 @@ public final class ConnectionLifecycle {
         return (word & (OUTCOME | LADDER)) == (OUTCOME | CONNECTING);
     }
 
-    boolean isReset() {
+    public boolean isReset() {
         return (word & RESET) != 0;
     }
 
-    String resetReason() {
+    public String resetReason() {
         return resetReason;
     }
 
@@ -678,6 +678,26 @@ public final class ConnectionLifecycle {
         update(0, UPGRADABLE);
     }
 
+    // the channel's "move an idle output now" (it needs the channel's write lock), or null
+    private volatile Runnable idleOutputSwitch;
+
+    /**
+     * What moves this connection's output to UCX when the UCX half is ready and no writer is
+     * inside the channel: without it, the output of a side that only reads (a stream's
+     * receiver) would stay on the kernel socket for the connection's life.
+     */
+    public void idleOutputSwitch(Runnable r) {
+        idleOutputSwitch = r;
+    }
+
+    /** The UCX half is ready (rendezvous thread): an idle output moves now, a busy one at its next write. */
+    void switchIdleOutput() {
+        Runnable r = idleOutputSwitch;
+        if (r != null) {
+            r.run();
+        }
+    }
+
     /** The UCX half is connected (rendezvous thread); false when the channel closed first (the caller frees it). */
     synchronized boolean upgradeReady(Connection c) {
         int w = word;
@@ -970,6 +990,15 @@ public final class ConnectionLifecycle {
         reactor.watch(this);
     }
 
+    /** The upgrade's facts, for {@link #toString()}: which directions moved, and the raw byte counts. */
+    private String upgradeState(int w) {
+        return " upgrade[" + ((w & UPGRADE_READY) != 0 ? "ready" : "pending") + ((w & UPGRADE_OFF) != 0 ? " off" : "")
+                + ((w & OUT_UCX) != 0 ? " out-ucx@" + switchedAt : "") + ((w & OUT_ACKED) != 0 ? " out-acked" : "")
+                + ((w & IN_LIMIT) != 0 ? " in-limit@" + rawLimit : "") + ((w & IN_UCX) != 0 ? " in-ucx" : "")
+                + ((w & SWITCHED_SEEN) != 0 ? " switched-seen" : "") + " raw-in " + rawConsumed + " raw-out "
+                + rawWritten + "]";
+    }
+
     @Override
     public String toString() {
         int w = word;
@@ -983,6 +1012,7 @@ public final class ConnectionLifecycle {
         } + ((w & PATH_UCX) != 0 ? " ucx" : (w & PATH_TCP) != 0 ? " tcp" : "")
                 + ((w & INPUT_SHUT) != 0 ? " input-shut" : "") + ((w & OUTPUT_SHUT) != 0 ? " output-shut" : "")
                 + ((w & FIN_SENT) != 0 ? " fin-sent" : "") + ((w & PEER_FIN) != 0 ? " peer-fin" : "")
-                + ((w & PEER_CLOSED) != 0 ? " peer-closed" : "") + ((w & RESET) != 0 ? " reset" : "") + "]";
+                + ((w & PEER_CLOSED) != 0 ? " peer-closed" : "") + ((w & RESET) != 0 ? " reset" : "")
+                + ((w & UPGRADABLE) != 0 ? upgradeState(w) : "") + "]";
     }
 }

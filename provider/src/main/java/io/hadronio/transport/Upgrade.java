@@ -233,6 +233,7 @@ public final class Upgrade implements UpgradeSession.Handler {
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection " + session + " ready to move to UCX " + connection.transports());
         }
+        life.switchIdleOutput();
     }
 
     /** Gives up on the upgrade: the connection stays plain (or, if a direction switched, goes on as it is). */
