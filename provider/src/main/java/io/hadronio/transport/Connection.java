@@ -746,6 +746,21 @@ public final class Connection implements WorkerGroup.Readiness {
 
     // ---- readiness -----------------------------------------------------------------------
 
+    /**
+     * A reader is worth waking when its next message (or the end) may be there; a writer
+     * always (credits and freed slots are judged by {@link #isReady}, which may post sends).
+     * Under the group's lock, by the thread that progressed.
+     */
+    @Override
+    public boolean mayBeReady(int op) {
+        if (op != OP_READ || life.waitersMustLeave() || life.isInputShut() || rxLength >= 0
+                || life.peerFinCount() >= 0) {
+            return true;
+        }
+        long head = rxRequests[rxHead];
+        return head == NONE || worker.receiveStatus(head) != UcsStatus.INPROGRESS;
+    }
+
     /** Called under the group lock by {@link WorkerGroup#await}. */
     @Override
     public boolean isReady(int op) {

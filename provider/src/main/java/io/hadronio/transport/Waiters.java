@@ -22,8 +22,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *     ({@link #wakeOthers}): the events may be theirs. So does whoever changes
  *     readiness some other way (control events, accepted connections, local close,
  *     a send that completes a receive on the same worker).
- * <li>A watcher that leaves hands the watch over: it wakes the remaining waiters, and
- *     one of them becomes the watcher on its next pass.
+ * <li>A watcher that leaves hands the watch over: it wakes one remaining waiter, which
+ *     becomes the watcher on its next sleep; a waiter that leaves while nobody watches
+ *     passes the wake-up on to another.
+ * <li>A progress that handled events wakes only the waiters that may be ready
+ *     ({@link Waiter#wantsWake}); a sleeping watcher is woken by the worker's event fd.
  * </ol>
  * Enter-then-ask and the hand-over are ordered by volatile accesses on both sides (a
  * waiter adds itself, then reads the watcher; a leaving watcher clears it, then reads
@@ -40,6 +43,17 @@ public final class Waiters {
 
         /** Ends the waiter's sleep, or makes its next one return at once. Any thread; never blocks. */
         protected abstract void wake();
+
+        /**
+         * Whether another thread's progress, which handled events, should wake this waiter:
+         * true unless the waiter can tell cheaply (without side effects, under the worker's
+         * lock) that what it waits for is still not there. Waking every waiter on every
+         * event made a herd: with tens of threads blocked on one worker each event woke all
+         * of them, and all queued for the worker's lock again.
+         */
+        protected boolean wantsWake() {
+            return true;
+        }
 
         /** Binds the waiter to the calling thread for its next sleep. */
         public final void bind() {
@@ -93,10 +107,24 @@ public final class Waiters {
                 }
             }
         }
-        if (watcher.get() == w && watcher.compareAndSet(w, null)) {
-            // hand the watch over: the remaining waiters look again and one takes it. All of
-            // them, not one: the one we picked might be leaving too, and leave nobody watching
-            wakeAll();
+        if (watcher.get() == w && watcher.compareAndSet(w, null) || watcher.get() == null) {
+            // hand the watch over: one remaining waiter looks again and takes it when it sleeps
+            // again. If it is leaving instead, its own leave (watcher still null) passes it on,
+            // so no waiter stays asleep with nobody watching. (It woke all of them once: tens
+            // of threads queueing for the worker's lock on every hand-over.)
+            wakeOne(w);
+        }
+    }
+
+    /** Wakes one waiter other than {@code leaving}, if there is one. */
+    private void wakeOne(Waiter leaving) {
+        AtomicReferenceArray<Waiter> a = slots;
+        for (int i = 0; i < a.length(); i++) {
+            Waiter other = a.get(i);
+            if (other != null && other != leaving) {
+                other.wake();
+                return;
+            }
         }
     }
 
@@ -115,7 +143,19 @@ public final class Waiters {
         }
     }
 
-    /** Wakes every waiter but the calling thread's: after progress that handled events. */
+    /** Wakes the waiters but the calling thread's that {@link Waiter#wantsWake want it}: after progress that handled events. */
+    void wakeOthersThatWant() {
+        Thread me = Thread.currentThread();
+        AtomicReferenceArray<Waiter> a = slots;
+        for (int i = 0; i < a.length(); i++) {
+            Waiter w = a.get(i);
+            if (w != null && w.thread != me && w.wantsWake()) {
+                w.wake();
+            }
+        }
+    }
+
+    /** Wakes every waiter but the calling thread's: something changed that they cannot judge without looking. */
     void wakeOthers() {
         Thread me = Thread.currentThread();
         AtomicReferenceArray<Waiter> a = slots;

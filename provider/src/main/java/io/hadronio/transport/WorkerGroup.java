@@ -182,7 +182,7 @@ public final class WorkerGroup implements AutoCloseable {
             wakeAfterProgress = false;
             waiters.wakeAll();
         } else if (events > 0 && !waiters.isEmpty()) {
-            waiters.wakeOthers();
+            waiters.wakeOthersThatWant();
         }
         return events;
     }
@@ -276,6 +276,16 @@ public final class WorkerGroup implements AutoCloseable {
 
     /** A thread blocked in a read or write, as {@link Waiters} wakes it. */
     private final class BlockedThread extends Waiters.Waiter {
+        // what the thread waits for (set by it before it enters the waiters)
+        Readiness readiness;
+        int op;
+
+        @Override
+        protected boolean wantsWake() {
+            Readiness r = readiness;
+            return r == null || r.mayBeReady(op);
+        }
+
         @Override
         protected void wake() {
             LockSupport.unpark(thread);
@@ -291,6 +301,8 @@ public final class WorkerGroup implements AutoCloseable {
     private boolean sleep(Readiness waiter, int op, long deadline, long now) throws IOException {
         BlockedThread me = blockedThreads.get();
         me.bind();
+        me.readiness = waiter;
+        me.op = op;
         waiters.enter(me);
         try {
             boolean watching;
@@ -405,5 +417,13 @@ public final class WorkerGroup implements AutoCloseable {
     /** What a waiting thread waits for. */
     interface Readiness {
         boolean isReady(int op);
+
+        /**
+         * False only when {@code op} is surely not ready: a cheap look without side effects,
+         * by another thread that holds the group's lock (see {@link Waiters.Waiter#wantsWake}).
+         */
+        default boolean mayBeReady(int op) {
+            return true;
+        }
     }
 }
