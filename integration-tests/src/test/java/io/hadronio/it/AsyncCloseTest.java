@@ -161,7 +161,7 @@ class AsyncCloseTest extends ItSupport {
     @Test
     void shouldCloseTheChannelAndThrowClosedByInterruptExceptionWhenInterruptedInTheHandshake()
             throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeFalse(Boolean.getBoolean("hadronio.upgrade"),
+        org.junit.jupiter.api.Assumptions.assumeFalse(ChildJvm.UPGRADE_MODE,
                 "in upgrade mode connect runs no handshake to interrupt");
         // a kernel TCP server that accepts (its backlog does) but never answers the handshake,
         // behind a rendezvous that (with our key) tells clients it is accelerated

@@ -29,7 +29,7 @@ class BackPressureTest extends ItSupport {
     @Test
     void shouldBlockAWriterWhileThePeerDoesNotReadThenDeliverEverything() throws Exception {
         assertTrue(TOTAL > 16 * window(), "the test writes far more than the window");
-        try (ChildJvm quiet = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+        try (ChildJvm quiet = ChildJvm.withProvider(EAGER_MODE, "server")) {
             SocketChannel ch = onUcx(quiet.port(), 'Q', 0);
             quiet.expect("QUIET");
             AtomicLong accepted = new AtomicLong();
@@ -68,7 +68,7 @@ class BackPressureTest extends ItSupport {
 
     @Test
     void shouldReturnZeroFromANonBlockingWriteWhileThePeerDoesNotRead() throws Exception {
-        try (ChildJvm quiet = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+        try (ChildJvm quiet = ChildJvm.withProvider(EAGER_MODE, "server")) {
             SocketChannel ch = onUcx(quiet.port(), 'Q', 0);
             quiet.expect("QUIET");
             ch.configureBlocking(false);

@@ -78,6 +78,13 @@ public final class ChildJvm implements AutoCloseable {
         return start(Peer.class, List.of(), args);
     }
 
+    /**
+     * The suite's connection mode, as the provider reads it: true with -Dhadronio.upgrade=true
+     * (connections start on kernel TCP and move to UCX), false in the default mode
+     * (connections on UCX from connect on). Children run in it unless a test says otherwise.
+     */
+    public static final boolean UPGRADE_MODE = io.hadronio.HadronioConfig.fromSystemProperties().upgrade();
+
     public static ChildJvm start(Class<?> main, List<String> jvmOptions, String... args) throws IOException {
         return start(main, System.getProperty("java.class.path"), jvmOptions, args);
     }

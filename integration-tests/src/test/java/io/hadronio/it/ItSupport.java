@@ -59,31 +59,51 @@ abstract class ItSupport {
 
     /**
      * Child JVM options and a provider for tests of what UCX-carried connections do (a peer's
-     * death, back pressure by the receiver's window): the default mode, where a connection is
-     * on UCX from connect on, whatever mode the suite runs in. In upgrade mode
-     * ({@code -Dhadronio.upgrade=true}) a connection starts as kernel TCP and behaves as the
-     * kernel's until it moves.
+     * death, back pressure by the receiver's window): the eager mode
+     * ({@code -Dhadronio.upgrade=false}), where a connection is on UCX from connect on,
+     * whatever mode the suite runs in (the default unless -Dhadronio.upgrade=true). In upgrade
+     * mode a connection starts as kernel TCP and behaves as the kernel's until it moves.
      */
-    static final List<String> DEFAULT_MODE = List.of("-Dhadronio.upgrade=false");
-    private static SelectorProvider defaultModeProvider;
+    static final List<String> EAGER_MODE = List.of("-Dhadronio.upgrade=false");
+    private static SelectorProvider eagerModeProvider;
 
-    static synchronized SelectorProvider defaultModeProvider() {
-        if (defaultModeProvider == null) {
-            if (!Boolean.getBoolean("hadronio.upgrade")) {
-                defaultModeProvider = SelectorProvider.provider();
+    static synchronized SelectorProvider eagerModeProvider() {
+        if (eagerModeProvider == null) {
+            if (!ChildJvm.UPGRADE_MODE) {
+                eagerModeProvider = SelectorProvider.provider();
             } else {
                 Properties p = new Properties();
                 p.putAll(System.getProperties());
                 p.setProperty("hadronio.upgrade", "false");
-                defaultModeProvider = new HadronioProvider(HadronioConfig.from(p));
+                eagerModeProvider = new HadronioProvider(HadronioConfig.from(p));
             }
         }
-        return defaultModeProvider;
+        return eagerModeProvider;
     }
 
-    /** {@link #command}, on a channel of {@link #defaultModeProvider()}: on UCX from connect on. */
+    /** Child JVM options for upgrade mode, whatever mode the suite runs in. */
+    static final List<String> UPGRADE_MODE = List.of("-Dhadronio.upgrade=true");
+    private static SelectorProvider upgradeModeProvider;
+
+    /** A provider in upgrade mode (connections start on kernel TCP and move to UCX), whatever the suite's mode. */
+    static synchronized SelectorProvider upgradeModeProvider() {
+        if (upgradeModeProvider == null) {
+            Properties p = new Properties();
+            p.putAll(System.getProperties());
+            p.setProperty("hadronio.upgrade", "true");
+            upgradeModeProvider = new HadronioProvider(HadronioConfig.from(p));
+        }
+        return upgradeModeProvider;
+    }
+
+    /** {@link #command}, on a channel of {@link #eagerModeProvider()}: on UCX from connect on. */
     static SocketChannel onUcx(int port, char command, long n) throws IOException {
-        SocketChannel ch = defaultModeProvider().openSocketChannel();
+        return command(eagerModeProvider(), port, command, n);
+    }
+
+    /** Connects a channel of {@code provider} to a {@link Peer} server and sends it {@code command} and {@code n}. */
+    static SocketChannel command(SelectorProvider provider, int port, char command, long n) throws IOException {
+        SocketChannel ch = provider.openSocketChannel();
         try {
             ch.connect(loopback(port));
             ByteBuffer header = ByteBuffer.allocate(9).put((byte) command).putLong(n).flip();

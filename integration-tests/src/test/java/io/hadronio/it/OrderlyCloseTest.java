@@ -199,7 +199,7 @@ class OrderlyCloseTest extends ItSupport {
                     // (in upgrade mode the connection may still be raw TCP, whose end is the kernel's)
                     String transport = ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT);
                     assertTrue(transport.startsWith("ucx:")
-                            || Boolean.getBoolean("hadronio.upgrade") && transport.equals("tcp"), transport);
+                            || ChildJvm.UPGRADE_MODE && transport.equals("tcp"), transport);
                     writer.expect("WRITTEN");
                     assertStream(IN_WINDOW, Data.readToEnd(ch));
                 }

@@ -32,7 +32,7 @@ class PeerFailureTest extends ItSupport {
 
     @BeforeAll
     static void startHealthyPeer() throws Exception {
-        healthy = ChildJvm.withProvider(DEFAULT_MODE, "server");
+        healthy = ChildJvm.withProvider(EAGER_MODE, "server");
         healthyPort = healthy.port();
     }
 
@@ -61,7 +61,7 @@ class PeerFailureTest extends ItSupport {
 
     @Test
     void shouldEndABlockedReadWithAnIOExceptionWhenThePeerIsKilled() throws Exception {
-        try (ChildJvm victim = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+        try (ChildJvm victim = ChildJvm.withProvider(EAGER_MODE, "server")) {
             try (SocketChannel ch = onUcx(victim.port(), 'P', 0)) {
                 victim.expect("STOPPED");
                 Task<Integer> reader = start("reader", () -> ch.read(ByteBuffer.allocate(100)));
@@ -77,7 +77,7 @@ class PeerFailureTest extends ItSupport {
 
     @Test
     void shouldEndABlockedWriteWithAnIOExceptionWhenAPeerThatStoppedReadingIsKilled() throws Exception {
-        try (ChildJvm victim = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+        try (ChildJvm victim = ChildJvm.withProvider(EAGER_MODE, "server")) {
             try (SocketChannel ch = onUcx(victim.port(), 'P', 1 << 20)) {
                 // far more than the peer's receive window: this write cannot complete
                 ByteBuffer big = ByteBuffer.allocateDirect(64 << 20);
@@ -94,7 +94,7 @@ class PeerFailureTest extends ItSupport {
 
     @Test
     void shouldFailAReadWhenThePeerWasKilledBeforehand() throws Exception {
-        try (ChildJvm victim = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+        try (ChildJvm victim = ChildJvm.withProvider(EAGER_MODE, "server")) {
             try (SocketChannel ch = onUcx(victim.port(), 'P', 0)) {
                 victim.expect("STOPPED");
                 victim.kill();
@@ -127,7 +127,7 @@ class PeerFailureTest extends ItSupport {
     @Test
     void shouldSurviveAPeerKilledWhileItStreamsToUs() throws Exception {
         for (int round = 0; round < 5; round++) {
-            try (ChildJvm victim = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+            try (ChildJvm victim = ChildJvm.withProvider(EAGER_MODE, "server")) {
                 try (SocketChannel ch = onUcx(victim.port(), 'S', Long.MAX_VALUE / 2)) {
                     assertTrue(ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT).startsWith("ucx:"));
                     ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
@@ -158,11 +158,101 @@ class PeerFailureTest extends ItSupport {
         }
     }
 
+    /**
+     * Upgrade mode: a connection that started on kernel TCP and moved to UCX (both
+     * directions: the peer's stream at its next write, our idle output when the UCX half
+     * was ready), its peer killed while it streams to us. The kernel socket now carries
+     * only control records, and its end without a CLOSE is what tells us of the death.
+     */
+    @Test
+    void shouldSurviveAPeerKilledWhileItStreamsToUsOnAnUpgradedConnection() throws Exception {
+        for (int round = 0; round < 3; round++) {
+            try (ChildJvm victim = ChildJvm.withProvider(UPGRADE_MODE, "server")) {
+                try (SocketChannel ch = command(upgradeModeProvider(), victim.port(), 'S', Long.MAX_VALUE / 2)) {
+                    ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
+                    long got = 0;
+                    String transport = ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT);
+                    while (!transport.startsWith("ucx:") && got < (1L << 30)) {
+                        buf.clear();
+                        int n = ch.read(buf);
+                        assertTrue(n > 0, "data before the kill");
+                        got += n;
+                        transport = ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT);
+                    }
+                    assertTrue(transport.startsWith("ucx:"), "moved to UCX after " + got + " bytes: " + transport);
+                    Task<Long> reader = start("reader", () -> {
+                        long more = 0;
+                        while (true) {
+                            buf.clear();
+                            int n = ch.read(buf);
+                            if (n < 0) {
+                                return more;
+                            }
+                            more += n;
+                        }
+                    });
+                    long killed = System.nanoTime();
+                    victim.kill();
+                    Throwable failure = failureWithin(reader);
+                    System.out.printf("upgraded connection, round %d: the read ended %.1f ms after the kill: %s%n",
+                            round, (System.nanoTime() - killed) / 1e6, failure);
+                    assertInstanceOf(IOException.class, failure, "round " + round
+                            + ": the read after the writer was killed ends with");
+                }
+            }
+        }
+    }
+
+    /** The same with the stream read through a selector, as an event loop reads it. */
+    @Test
+    void shouldSeeAPeerKilledWhileItStreamsToUsThroughASelectorOnAnUpgradedConnection() throws Exception {
+        for (int round = 0; round < 3; round++) {
+            try (ChildJvm victim = ChildJvm.withProvider(UPGRADE_MODE, "server");
+                 java.nio.channels.Selector selector = upgradeModeProvider().openSelector()) {
+                try (SocketChannel ch = command(upgradeModeProvider(), victim.port(), 'S', Long.MAX_VALUE / 2)) {
+                    ch.configureBlocking(false);
+                    ch.register(selector, java.nio.channels.SelectionKey.OP_READ);
+                    ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
+                    long got = 0;
+                    String transport = ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT);
+                    while (!transport.startsWith("ucx:") && got < (1L << 30)) {
+                        selector.select(1000);
+                        selector.selectedKeys().clear();
+                        buf.clear();
+                        int n = ch.read(buf);
+                        assertTrue(n >= 0, "data before the kill");
+                        got += n;
+                        transport = ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT);
+                    }
+                    assertTrue(transport.startsWith("ucx:"), "moved to UCX after " + got + " bytes: " + transport);
+                    long killed = System.nanoTime();
+                    victim.kill();
+                    Object end = null;
+                    while (end == null && System.nanoTime() - killed < PROMPTLY_SECONDS * 1_000_000_000L) {
+                        selector.select(1000);
+                        selector.selectedKeys().clear();
+                        try {
+                            buf.clear();
+                            if (ch.read(buf) < 0) {
+                                end = "end-of-stream";
+                            }
+                        } catch (IOException e) {
+                            end = e;
+                        }
+                    }
+                    System.out.printf("upgraded connection through a selector, round %d: %s %.1f ms after the kill%n",
+                            round, end, (System.nanoTime() - killed) / 1e6);
+                    assertInstanceOf(IOException.class, end, "round " + round + ": the read after the writer was killed");
+                }
+            }
+        }
+    }
+
     /** The same while we stream to it and it reads. */
     @Test
     void shouldSurviveAPeerKilledWhileWeStreamToIt() throws Exception {
         for (int round = 0; round < 5; round++) {
-            try (ChildJvm victim = ChildJvm.withProvider(DEFAULT_MODE, "server")) {
+            try (ChildJvm victim = ChildJvm.withProvider(EAGER_MODE, "server")) {
                 try (SocketChannel ch = onUcx(victim.port(), 'P', Long.MAX_VALUE / 2)) {
                     Task<Long> writer = start("writer", () -> {
                         ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);

@@ -62,7 +62,7 @@ class TransportSelectionTest extends ItSupport {
 
     @Test
     void shouldUseSharedMemoryByDefault() throws Exception {
-        try (ChildJvm peer = ChildJvm.withProvider(DEFAULT_MODE, "server");
+        try (ChildJvm peer = ChildJvm.withProvider(EAGER_MODE, "server");
              SocketChannel ch = onUcx(peer.port(), 'T', 0)) {
             Set<String> ours = parse(((HadronioSocketChannel) ch).transports());
             Set<String> theirs = peerTransportsOver(ch);

@@ -31,7 +31,7 @@ class NettyTest {
 
     // the suite's connection mode: with hadronio.upgrade a connection starts on kernel TCP and
     // moves to UCX with its traffic, so one these tests look at early may not have moved yet
-    private static final boolean UPGRADE = Boolean.getBoolean("hadronio.upgrade");
+    private static final boolean UPGRADE = ChildJvm.UPGRADE_MODE;
 
     /** "nioClass transports": the NIO channel under Netty's is hadroNIO's, carried by UCX transports. */
     private static void assertHadronioChannel(String channel, ChildJvm jvm) {

@@ -26,6 +26,10 @@ import java.nio.charset.StandardCharsets;
  *     {@code wave >= n}); a wave is {@link SelectorClient#run}: every connection of it
  *     connected at once (non-blocking, on one selector), then each exchanges its message,
  *     then all are closed. Prints {@code CONC-DONE n ok micros}.</li>
+ * <li>{@code LONG}: one connection that echoes its message again and again until it
+ *     reports a UCX transport (at most {@value #LONG_MILLIS} ms), then closes. Prints
+ *     {@code LONG-DONE transport}. In upgrade mode it makes what a moved connection needs
+ *     (the endpoint to the peer's worker) before the baseline.</li>
  * <li>{@code RESOURCES}: prints {@code RESOURCES} and the {@link ResourceFigures}.</li>
  * </ul>
  * Argument: the server's port. Prints {@code PROVIDER class} first; exits when stdin closes.
@@ -33,6 +37,7 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ChurnClient {
     static final int MESSAGE = 100;
+    static final int LONG_MILLIS = 10_000;
     // connections made so far: each one sends its own part of the stream
     private static long made;
 
@@ -51,6 +56,7 @@ public final class ChurnClient {
                 switch (c[0]) {
                     case "SEQ" -> sequential(server, Integer.parseInt(c[1]));
                     case "CONC" -> concurrent(server, Integer.parseInt(c[1]), Integer.parseInt(c[2]));
+                    case "LONG" -> say("LONG-DONE " + longConnection(server));
                     case "RESOURCES" -> say("RESOURCES " + ResourceFigures.take());
                     default -> throw new IllegalArgumentException("unknown command " + line);
                 }
@@ -92,6 +98,44 @@ public final class ChurnClient {
             }
         }
         say("SEQ-DONE " + n + " " + ok + " " + (System.nanoTime() - start) / 1000);
+    }
+
+    private static String longConnection(InetSocketAddress server) throws Exception {
+        ByteBuffer out = ByteBuffer.allocate(MESSAGE);
+        ByteBuffer in = ByteBuffer.allocate(MESSAGE);
+        long deadline = System.nanoTime() + LONG_MILLIS * 1_000_000L;
+        try (SocketChannel ch = SocketChannel.open(server)) {
+            String transport = transport(ch);
+            while (!transport.startsWith("ucx") && System.nanoTime() - deadline < 0) {
+                long base = made++ * MESSAGE;
+                out.clear();
+                for (int k = 0; k < MESSAGE; k++) {
+                    out.put(k, Data.at(base + k));
+                }
+                in.clear();
+                while (out.hasRemaining()) {
+                    ch.write(out);
+                }
+                while (in.hasRemaining()) {
+                    if (ch.read(in) < 0) {
+                        throw new java.io.EOFException("the echo server ended the long connection");
+                    }
+                }
+                for (int k = 0; k < MESSAGE; k++) {
+                    if (in.get(k) != Data.at(base + k)) {
+                        throw new IllegalStateException("wrong echo on the long connection at byte " + (base + k));
+                    }
+                }
+                Thread.sleep(1);
+                transport = transport(ch);
+            }
+            return transport;
+        }
+    }
+
+    private static String transport(SocketChannel ch) throws java.io.IOException {
+        return ch.supportedOptions().contains(io.hadronio.HadronioSocketOptions.TRANSPORT)
+                ? ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT) : "jdk";
     }
 
     private static void concurrent(InetSocketAddress server, int n, int wave) throws Exception {

@@ -141,6 +141,13 @@ class ConnectionChurnTest {
         // warm-up: both phases once, so that the baseline has every lazily made thing
         phase(client, "SEQ " + WARMUP, "SEQ-DONE ");
         phase(client, "CONC " + WAVE + " " + WAVE, "CONC-DONE ");
+        if (hadronio && ChildJvm.UPGRADE_MODE) {
+            // short connections stay on kernel TCP: one that moves makes the endpoint between
+            // the two workers, which stays for their lives (one per peer worker), before the baseline
+            client.send("LONG");
+            String transport = client.expect("LONG-DONE ", PHASE_GUARD);
+            assertTrue(transport.startsWith("ucx:"), "a long connection moved to UCX, is on " + transport);
+        }
         Map<String, Long>[] base = settled(server, client, null, null);
         run.figures.put("server", new ArrayList<>(List.of(base[0])));
         run.figures.put("client", new ArrayList<>(List.of(base[1])));
@@ -223,7 +230,7 @@ class ConnectionChurnTest {
         compare(what + "client", clientFigures.get(0), after[1], failures);
         // in upgrade mode (-Dhadronio.upgrade=true) a connection closed within hadronio.upgrade.delay
         // never leaves the kernel's TCP, by design: then the figures, not the path, are checked
-        if (hadronio && !Boolean.getBoolean("hadronio.upgrade")) {
+        if (hadronio && !ChildJvm.UPGRADE_MODE) {
             for (String side : List.of("server", "client")) {
                 Map<String, Long> before = side.equals("server") ? serverBefore : clientBefore;
                 Map<String, Long> now = side.equals("server") ? after[0] : after[1];

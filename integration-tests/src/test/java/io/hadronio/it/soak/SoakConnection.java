@@ -1,5 +1,6 @@
 package io.hadronio.it.soak;
 
+import io.hadronio.HadronioSocketOptions;
 import io.hadronio.it.soak.Streams.Buffers;
 import io.hadronio.it.soak.Streams.Receiver;
 import io.hadronio.it.soak.Streams.Sender;
@@ -40,12 +41,27 @@ final class SoakConnection {
         this.in = new Receiver(plan, isClient, SoakPlan.random(seed, plan.id(), isClient ? 4 : 5), buffers);
     }
 
+    long id() {
+        return plan.id();
+    }
+
     /** The first failure only: what followed it (a close to unblock the other thread) is its consequence. */
     private synchronized void fail(String what, Throwable e) {
         if (failure == null) {
             failureNanos = System.nanoTime();
-            failure = what + (e == null ? "" : ": " + e.getClass().getName() + ": " + e.getMessage());
+            failure = what + (e == null ? "" : ": " + e.getClass().getName() + ": " + e.getMessage())
+                    + " [on " + transport() + "]";
             broken = e instanceof StreamError;
+        }
+    }
+
+    /** The path the connection took (tcp, ucx:..., or jdk), for the report; "closed" once it is. */
+    private String transport() {
+        try {
+            return ch.supportedOptions().contains(HadronioSocketOptions.TRANSPORT)
+                    ? ch.getOption(HadronioSocketOptions.TRANSPORT) : "jdk";
+        } catch (IOException e) {
+            return "closed";
         }
     }
 

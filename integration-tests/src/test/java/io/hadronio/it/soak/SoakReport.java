@@ -136,6 +136,14 @@ final class SoakReport {
         out.add("  detection (kill -> the server's read or write ends): " + spread(detections(null)));
         killed.forEach((inc, nanos) -> out.add(String.format("    client %d, killed at %.1f s: %s", inc,
                 (nanos - start) / 1e9, spread(detections(inc)))));
+        ledger.server.values().stream()
+                .filter(e -> e.outcome().equals("FAULT") && killed.containsKey(e.incarnation()))
+                .sorted(java.util.Comparator.comparingLong(
+                        (End e) -> e.failureNanos() - killed.get(e.incarnation())).reversed())
+                .limit(3)
+                .forEach(e -> out.add(String.format("    slow: %.1f ms, connection %d (%s server, %d messages): %s",
+                        (e.failureNanos() - killed.get(e.incarnation())) / 1e6, e.id(),
+                        e.blocking() ? "blocking" : "selector", e.messages(), e.detail())));
         out.add("  server before (after warm-up): " + before);
         samples.forEach(x -> out.add("  server during the run, at " + x));
         out.add("  server after (all closed):     " + after);
