@@ -204,6 +204,8 @@ class SoakTest {
                     String.valueOf(SEED), String.valueOf(MAX_MESSAGES));
             clients.put(incarnation, c);
             ledger.pump(c, incarnation);
+            long started = System.nanoTime();
+            c.process().onExit().thenAccept(p -> ledger.exited(incarnation, p.exitValue(), started));
             ledger.await(() -> ledger.connected.contains(incarnation), ChildJvm.LINE_TIMEOUT.multipliedBy(2),
                     () -> "client " + incarnation + " did not connect its " + slots + " slots: " + c.report());
             return c;
@@ -369,6 +371,19 @@ class SoakTest {
         private void problem(String p) {
             if (problems.size() < 50) {
                 problems.add(p);
+            }
+        }
+
+        /**
+         * A client JVM ended: one the test did not kill that ends with a non-zero status is a
+         * problem (a crash, or a signal from outside the test: 137 is SIGKILL), named as such.
+         */
+        synchronized void exited(int incarnation, int status, long startedNanos) {
+            if (status != 0 && !killed.containsKey(incarnation)) {
+                problem(String.format("client %d exited by itself %.1f s after its start, status %d%s", incarnation,
+                        (System.nanoTime() - startedNanos) / 1e9, status,
+                        status == 137 ? " (SIGKILL, not sent by this test)" : ""));
+                notifyAll();
             }
         }
 
