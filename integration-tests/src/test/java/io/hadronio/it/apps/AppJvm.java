@@ -1,0 +1,73 @@
+package io.hadronio.it.apps;
+
+import io.hadronio.HadronioProvider;
+import io.hadronio.it.ChildJvm;
+import io.hadronio.ucx.Ucx;
+import java.io.File;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Starts an application's JVM as a user would: the application's class path (this test
+ * class path without hadroNIO's own classes), and on the hadroNIO side nothing more than
+ * the shaded {@code hadronio.jar} in front of it and the provider property. Every child
+ * says which provider it got ({@code PROVIDER class}), which {@link #start} checks.
+ */
+public final class AppJvm {
+    private AppJvm() {
+    }
+
+    /** Starts {@code main} on {@code side} with the application's own JVM options; checks its provider. */
+    public static ChildJvm start(Side side, Class<?> main, List<String> appOptions, String... args)
+            throws IOException, InterruptedException {
+        List<String> options = new ArrayList<>(side.jvmOptions());
+        options.addAll(appOptions);
+        ChildJvm jvm = ChildJvm.start(main, classPath(side), options, args);
+        try {
+            String provider = jvm.expect("PROVIDER ");
+            if (!side.runs(provider)) {
+                throw new AssertionError(side + " child runs on " + provider + ": " + jvm.report());
+            }
+            return jvm;
+        } catch (AssertionError | InterruptedException e) {
+            jvm.close();
+            throw e;
+        }
+    }
+
+    /** The application's class path, with hadronio.jar first on the hadroNIO side. */
+    public static String classPath(Side side) {
+        List<String> entries = new ArrayList<>();
+        if (side == Side.HADRONIO) {
+            entries.add(shadedJar().toString());
+        }
+        List<String> ours = List.of(location(HadronioProvider.class), location(Ucx.class));
+        Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(e -> !ours.contains(Path.of(e).toAbsolutePath().normalize().toString()))
+                .forEach(entries::add);
+        return String.join(File.pathSeparator, entries);
+    }
+
+    /** provider/target/hadronio.jar, as applications get it (surefire names it in it.shaded.provider.jar). */
+    public static Path shadedJar() {
+        String property = System.getProperty("it.shaded.provider.jar");
+        if (property == null || !Files.isRegularFile(Path.of(property))) {
+            throw new AssertionError("no shaded provider jar at " + property + ": build with ./mvnw package (or verify)");
+        }
+        return Path.of(property);
+    }
+
+    private static String location(Class<?> c) {
+        try {
+            return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toAbsolutePath().normalize()
+                    .toString();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
