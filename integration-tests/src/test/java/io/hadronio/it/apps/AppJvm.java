@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Starts an application's JVM as a user would: the application's class path (this test
@@ -25,9 +26,15 @@ public final class AppJvm {
     /** Starts {@code main} on {@code side} with the application's own JVM options; checks its provider. */
     public static ChildJvm start(Side side, Class<?> main, List<String> appOptions, String... args)
             throws IOException, InterruptedException {
+        return start(side, classPath(side, entry -> true), main, appOptions, args);
+    }
+
+    /** {@link #start(Side, Class, List, String...)} with a class path of {@link #classPath(Side, Predicate)}. */
+    public static ChildJvm start(Side side, String classPath, Class<?> main, List<String> appOptions, String... args)
+            throws IOException, InterruptedException {
         List<String> options = new ArrayList<>(side.jvmOptions());
         options.addAll(appOptions);
-        ChildJvm jvm = ChildJvm.start(main, classPath(side), options, args);
+        ChildJvm jvm = ChildJvm.start(main, classPath, options, args);
         try {
             String provider = jvm.expect("PROVIDER ");
             if (!side.runs(provider)) {
@@ -40,8 +47,12 @@ public final class AppJvm {
         }
     }
 
-    /** The application's class path, with hadronio.jar first on the hadroNIO side. */
-    public static String classPath(Side side) {
+    /**
+     * The application's class path: the entries of this test class path that {@code keep}
+     * accepts (an application without SLF4J, say), never hadroNIO's own classes, and on the
+     * hadroNIO side hadronio.jar first (whatever it carried would win over the application's).
+     */
+    public static String classPath(Side side, Predicate<String> keep) {
         List<String> entries = new ArrayList<>();
         if (side == Side.HADRONIO) {
             entries.add(shadedJar().toString());
@@ -49,6 +60,7 @@ public final class AppJvm {
         List<String> ours = List.of(location(HadronioProvider.class), location(Ucx.class));
         Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
                 .filter(e -> !ours.contains(Path.of(e).toAbsolutePath().normalize().toString()))
+                .filter(keep)
                 .forEach(entries::add);
         return String.join(File.pathSeparator, entries);
     }
