@@ -21,12 +21,12 @@ public enum Side {
     }
 
     /** The JVM options this side adds to an application's own. */
-    List<String> jvmOptions() {
+    public List<String> jvmOptions() {
         return this == HADRONIO ? List.of("-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER) : List.of();
     }
 
     /** The provider class a child on this side must report. */
-    boolean runs(String providerClass) {
+    public boolean runs(String providerClass) {
         return this == HADRONIO ? providerClass.equals(ChildJvm.PROVIDER) : providerClass.startsWith("sun.nio.ch.");
     }
 }
