@@ -1,5 +1,6 @@
 package io.hadronio.it.apps.jetty;
 
+import io.hadronio.it.apps.EchoBodies;
 import io.hadronio.it.apps.ProviderProbe;
 import java.util.Arrays;
 import java.util.Random;
@@ -25,20 +26,11 @@ import org.eclipse.jetty.http.HttpMethod;
  * <p>Arguments: {@code port connections inFlight count}.
  */
 public final class JettyEchoClient {
-    static final int[] SIZES = {0, 1, 2, 100, 1000, 4095, 4096, 65_535, 65_536, 65_537, 1 << 20, (10 << 20) - 1,
-        10 << 20};
     private static final ConcurrentLinkedQueue<String> ERRORS = new ConcurrentLinkedQueue<>();
     // the id of the next request: ids run on across phases, so each body is unique
     private static long nextId;
 
     private JettyEchoClient() {
-    }
-
-    /** The body of request {@code id}: {@code size} bytes that differ from request to request. */
-    static byte[] body(long id, int size) {
-        byte[] b = new byte[size];
-        new Random(id * 0x9E3779B97F4A7C15L).nextBytes(b);
-        return b;
     }
 
     public static void main(String[] args) throws Exception {
@@ -54,7 +46,7 @@ public final class JettyEchoClient {
         String uri = "http://127.0.0.1:" + port + "/echo";
         try {
             // every size, a few at a time (10 MiB bodies: bounded memory)
-            int[] sizes = SIZES;
+            int[] sizes = EchoBodies.SIZES;
             run(client, uri, sizes.length, 4, i -> sizes[(int) i], null);
             System.out.println("CHECKED " + sizes.length);
             long[] latencies = new long[count];
@@ -93,7 +85,7 @@ public final class JettyEchoClient {
         for (int k = 0; k < n; k++) {
             long id = nextId++;
             int size = sizes.size(id);
-            byte[] body = body(id, size);
+            byte[] body = EchoBodies.body(id, size);
             int slot = k;
             window.acquire();
             long sent = System.nanoTime();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.hadronio.it.ChildJvm;
 import io.hadronio.it.apps.AppJvm;
 import io.hadronio.it.apps.CompatRecord;
+import io.hadronio.it.apps.EchoBodies;
 import io.hadronio.it.apps.Pairing;
 import java.time.Duration;
 import java.util.Arrays;
@@ -42,7 +43,7 @@ class JettyTest {
             try (ChildJvm client = AppJvm.start(pairing.client(), JettyEchoClient.class, List.of(),
                     String.valueOf(port), String.valueOf(CONNECTIONS), String.valueOf(IN_FLIGHT),
                     String.valueOf(SMALL_REQUESTS))) {
-                assertEquals(String.valueOf(JettyEchoClient.SIZES.length), client.expect("CHECKED ", Duration.ofSeconds(90)),
+                assertEquals(String.valueOf(EchoBodies.SIZES.length), client.expect("CHECKED ", Duration.ofSeconds(90)),
                         () -> client.report() + "\n" + server.report());
                 assertEquals(String.valueOf(SMALL_REQUESTS), client.expect("CHECKED ", Duration.ofSeconds(90)),
                         () -> client.report() + "\n" + server.report());
@@ -57,10 +58,10 @@ class JettyTest {
             long connections = Long.parseLong(stats[1]);
             long bytes = Long.parseLong(stats[2]);
             record.transport(stats[3]);
-            assertEquals(JettyEchoClient.SIZES.length + SMALL_REQUESTS, requests, server::report);
+            assertEquals(EchoBodies.SIZES.length + SMALL_REQUESTS, requests, server::report);
             assertTrue(connections >= 1 && connections <= CONNECTIONS, () -> "connections: " + connections + "\n"
                     + server.report());
-            assertTrue(bytes >= Arrays.stream(JettyEchoClient.SIZES).asLongStream().sum(), server::report);
+            assertTrue(bytes >= Arrays.stream(EchoBodies.SIZES).asLongStream().sum(), server::report);
             assertTransport(pairing, stats[3], server);
             record.pass();
         }
