@@ -1,6 +1,7 @@
 package io.hadronio.it.apps;
 
 import io.hadronio.HadronioProvider;
+import io.hadronio.app.HadronioCommand;
 import io.hadronio.it.ChildJvm;
 import io.hadronio.ucx.Ucx;
 import java.io.File;
@@ -49,7 +50,7 @@ public final class AppJvm {
 
     /**
      * The application's class path: the entries of this test class path that {@code keep}
-     * accepts (an application without SLF4J, say), never hadroNIO's own classes, and on the
+     * accepts (an application without SLF4J, say), never hadroNIO's own classes or application, and on the
      * hadroNIO side hadronio.jar first (whatever it carried would win over the application's).
      */
     public static String classPath(Side side, Predicate<String> keep) {
@@ -57,7 +58,10 @@ public final class AppJvm {
         if (side == Side.HADRONIO) {
             entries.add(shadedJar().toString());
         }
-        List<String> ours = List.of(location(HadronioProvider.class), location(Ucx.class));
+        // hadroNIO's classes, and the hadronio application, whose jar's manifest would bring its
+        // lib/ (SLF4J, Netty, ...) into every application
+        List<String> ours = List.of(location(HadronioProvider.class), location(Ucx.class),
+                location(HadronioCommand.class));
         Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
                 .filter(e -> !ours.contains(Path.of(e).toAbsolutePath().normalize().toString()))
                 .filter(keep)
