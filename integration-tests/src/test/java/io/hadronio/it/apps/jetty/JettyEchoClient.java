@@ -20,8 +20,8 @@ import org.eclipse.jetty.http.HttpMethod;
  * 0 B to 10 MiB, then {@code count} requests of 0..4 KiB with {@code inFlight} outstanding.
  * Every response must be 200 with the request's id and, byte for byte, the request's body.
  * Prints {@code CHECKED n} per phase, then
- * {@code RESULT requests/s p50_us p99_us} for the second phase and {@code DONE};
- * any mismatch is an {@code ERROR} line and exit status 1.
+ * {@code RESULT requests/s p50_us p99_us} for the second phase and {@code DONE}, then keeps
+ * its connections until stdin closes (so the server can look at them); any mismatch is an {@code ERROR} line and exit status 1.
  *
  * <p>Arguments: {@code port connections inFlight count}.
  */
@@ -65,6 +65,10 @@ public final class JettyEchoClient {
             System.out.printf("RESULT %.0f %d %d%n", count * 1e9 / elapsed,
                     latencies[count / 2] / 1000, latencies[(int) (count * 0.99)] / 1000);
             System.out.println("DONE");
+            System.out.flush();
+            while (System.in.read() >= 0) {
+                // keep the connections open until the test is done with the server
+            }
         } finally {
             client.stop();
         }

@@ -4,10 +4,12 @@ import io.hadronio.it.apps.ProviderProbe;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EndPoint;
@@ -25,15 +27,24 @@ import org.eclipse.jetty.util.Jetty;
  * every request with its own body, and the request's {@code X-Request-Id}. Prints
  * {@code PORT n} and {@code VERSION v}; on {@code STATS} from stdin prints
  * {@code STATS requests connections bytes transport} (the distinct connections requests came
- * on, and the path of the first); stops when stdin closes.
+ * on, and the paths of those still open); stops when stdin closes.
  */
 public final class JettyEchoServer {
     private static final AtomicLong REQUESTS = new AtomicLong();
     private static final AtomicLong BYTES = new AtomicLong();
     private static final Set<String> CONNECTIONS = ConcurrentHashMap.newKeySet();
-    private static volatile String transport = "none";
+    // the NIO channel under each connection, looked at when asked (in upgrade mode a connection
+    // moves to UCX with its traffic, so its path at the first request says little)
+    private static final Set<SocketChannel> CHANNELS = ConcurrentHashMap.newKeySet();
 
     private JettyEchoServer() {
+    }
+
+    /** The distinct paths of the connections still open ("none" when all are closed). */
+    private static String transports() {
+        String paths = CHANNELS.stream().filter(SocketChannel::isOpen).map(ProviderProbe::transport).distinct().sorted()
+                .collect(Collectors.joining(","));
+        return paths.isEmpty() ? "none" : paths;
     }
 
     public static void main(String[] args) throws Exception {
@@ -50,7 +61,7 @@ public final class JettyEchoServer {
                 if (CONNECTIONS.add(request.getConnectionMetaData().getId())) {
                     EndPoint endPoint = request.getConnectionMetaData().getConnection().getEndPoint();
                     if (endPoint instanceof SocketChannelEndPoint socket) {
-                        transport = ProviderProbe.transport(socket.getChannel());
+                        CHANNELS.add(socket.getChannel());
                     }
                 }
                 REQUESTS.incrementAndGet();
@@ -74,7 +85,7 @@ public final class JettyEchoServer {
         while ((line = stdin.readLine()) != null) {
             if (line.equals("STATS")) {
                 System.out.println("STATS " + REQUESTS.get() + " " + CONNECTIONS.size() + " " + BYTES.get() + " "
-                        + transport);
+                        + transports());
                 System.out.flush();
             }
         }
