@@ -20,5 +20,5 @@ for mode in ${COMPAT_MODES:-default upgrade}; do
     -Dsurefire.failIfNoSpecifiedTests=false -Dtest.jvm.flags="$flags" || status=$?
 done
 java -cp integration-tests/target/test-classes io.hadronio.it.apps.CompatibilityMatrix "$results" docs/COMPATIBILITY.md \
-  "Last run: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(nproc) cores, $(ucx_info -v | head -n1 | sed 's/# //')."
+  "Last run: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(nproc) cores, UCX $(ucx_info -v | head -n1 | grep -o '[0-9][0-9.]*[0-9]')."
 exit "$status"
