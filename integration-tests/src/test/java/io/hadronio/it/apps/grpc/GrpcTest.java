@@ -160,8 +160,8 @@ class GrpcTest {
     @MethodSource("pairings")
     void ycsbWorkloadAShouldSucceedEveryOperation(Pairing pairing) throws Exception {
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": hadronio grpc kvs benchmark -w A", pairing)) {
-            record.version(VERSION).exercised("YCSB A (read/update 50/50, zipfian): load 1000 records, run 4000 ops, 4 threads, 1 channel");
-            Map<String, String> run = ycsb(pairing, "A", 1000, 4000);
+            record.version(VERSION).exercised("YCSB A (read/update 50/50, zipfian): load 500 records, run 2000 ops, 4 threads, 1 channel");
+            Map<String, String> run = ycsb(pairing, "A", 500, 2000);
             record.transport(run.get("transport")).figure("ops/s", run.get("ops_per_s"))
                     .figure("read p50/p99 µs", run.get("read_p50_us") + "/" + run.get("read_p99_us"))
                     .figure("update p50/p99 µs", run.get("update_p50_us") + "/" + run.get("update_p99_us"));
@@ -178,8 +178,8 @@ class GrpcTest {
     void ycsbWorkloadsBToFShouldSucceedEveryOperationOnHadronio(String workload) throws Exception {
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": hadronio grpc kvs benchmark -w " + workload,
                 Pairing.HADRONIO)) {
-            record.version(VERSION).exercised("YCSB " + workload + ": load 300 records, run 1000 ops, 4 threads");
-            Map<String, String> run = ycsb(Pairing.HADRONIO, workload, 300, 1000);
+            record.version(VERSION).exercised("YCSB " + workload + ": load 200 records, run 600 ops, 4 threads");
+            Map<String, String> run = ycsb(Pairing.HADRONIO, workload, 200, 600);
             record.transport(run.get("transport")).figure("ops/s", run.get("ops_per_s"));
             record.pass();
         }
