@@ -131,7 +131,6 @@ public final class KvsBenchmark implements Callable<Integer> {
         List<Thread> workers = new ArrayList<>();
         long intervalNanos = target > 0 ? (long) (threads * 1e9 / target) : 0;
         long start = System.nanoTime();
-        String[] transport = {"?"};
         for (int t = 0; t < threads; t++) {
             Map<Operation, Latencies.Samples> mine = new EnumMap<>(Operation.class);
             for (Operation op : Operation.values()) {
@@ -164,17 +163,20 @@ public final class KvsBenchmark implements Callable<Integer> {
             workers.add(worker);
             worker.start();
         }
-        Thread status = statusSeconds > 0 ? Thread.ofPlatform().daemon().start(() -> status(name, latencies, start)) : null;
+        Status status = new Status(name, latencies, start);
+        Thread statusThread = statusSeconds > 0 ? Thread.ofPlatform().daemon().start(() -> status.every(statusSeconds)) : null;
         for (Thread w : workers) {
             w.join();
         }
-        // the connections are still up: what carried them
-        transport[0] = GrpcTransport.transport();
         long elapsed = System.nanoTime() - start;
-        if (status != null) {
-            status.interrupt();
+        // the connections are still up: what carried them
+        String transport = GrpcTransport.transport();
+        if (statusThread != null) {
+            statusThread.interrupt();
+            statusThread.join();
+            status.print();
         }
-        return report(name, latencies, samples, elapsed, transport[0]);
+        return report(name, latencies, samples, elapsed, transport);
     }
 
     /** One operation of the workload; true when its answer is what the store must give. */
@@ -213,23 +215,45 @@ public final class KvsBenchmark implements Callable<Integer> {
         return b;
     }
 
-    /** YCSB's status line every {@code statusSeconds}: operations so far, current rate, mean latency per operation. */
-    private void status(String phase, Latencies latencies, long start) {
-        long lastCount = 0;
-        long lastTime = start;
-        Map<Operation, long[]> last = new EnumMap<>(Operation.class);
-        DateTimeFormatter clock = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss:SSS", Locale.ROOT);
-        while (true) {
-            try {
-                Thread.sleep(statusSeconds * 1000L);
-            } catch (InterruptedException e) {
-                return;
+    /**
+     * YCSB's status lines: operations so far, the rate since the line before, and the mean
+     * latency per operation since then. One every {@code statusSeconds} while a phase runs, and
+     * a last one at its end (as YCSB's status thread does), so even a short phase has one.
+     */
+    private static final class Status {
+        private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss:SSS", Locale.ROOT);
+        private final String phase;
+        private final Latencies latencies;
+        private final long start;
+        private final Map<Operation, long[]> last = new EnumMap<>(Operation.class);
+        private long lastCount;
+        private long lastTime;
+
+        Status(String phase, Latencies latencies, long start) {
+            this.phase = phase;
+            this.latencies = latencies;
+            this.start = start;
+            this.lastTime = start;
+        }
+
+        /** Prints lines every {@code seconds} until interrupted. */
+        void every(int seconds) {
+            while (true) {
+                try {
+                    Thread.sleep(seconds * 1000L);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                print();
             }
+        }
+
+        synchronized void print() {
             long now = System.nanoTime();
             long count = latencies.total();
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s %s %d sec: %d operations; %.1f current ops/sec;",
-                    LocalDateTime.now().format(clock), phase, (now - start) / 1_000_000_000L, count,
-                    (count - lastCount) * 1e9 / (now - lastTime)));
+                    LocalDateTime.now().format(CLOCK), phase, (now - start) / 1_000_000_000L, count,
+                    (count - lastCount) * 1e9 / Math.max(1, now - lastTime)));
             for (Operation op : Operation.values()) {
                 long c = latencies.count(op);
                 long s = latencies.sumNanos(op);
