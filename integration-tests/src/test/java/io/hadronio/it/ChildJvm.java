@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -98,6 +99,12 @@ public final class ChildJvm implements AutoCloseable {
     /** A child started through {@code prefix} (e.g. {@code setpriv} to run it as another user). */
     public static ChildJvm start(List<String> prefix, Class<?> main, String classPath, List<String> jvmOptions,
                                  String... args) throws IOException {
+        return start(prefix, main, classPath, jvmOptions, Map.of(), args);
+    }
+
+    /** A child with variables added to its environment (e.g. {@code DISABLE_HADRONIO=true} for the application). */
+    public static ChildJvm start(List<String> prefix, Class<?> main, String classPath, List<String> jvmOptions,
+                                 Map<String, String> environment, String... args) throws IOException {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> command = new ArrayList<>(prefix);
@@ -118,7 +125,9 @@ public final class ChildJvm implements AutoCloseable {
         command.add(classPath);
         command.add(main.getName());
         command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        Process process = builder.start();
         synchronized (LIVE) {
             LIVE.add(process);
         }

@@ -66,26 +66,34 @@ public final class JdkInternals {
 
     /** Exports sun.nio.ch to the unnamed modules unless it already is. */
     static void ensureExported() {
+        ensureExported(PACKAGE);
+    }
+
+    /**
+     * Exports {@code java.base}'s package {@code pkg} to the unnamed modules unless it
+     * already is ({@code --add-exports java.base/pkg=ALL-UNNAMED}).
+     */
+    static void ensureExported(String pkg) {
         Module base = Object.class.getModule();
-        if (base.isExported(PACKAGE, JdkInternals.class.getModule())) {
+        if (base.isExported(pkg, JdkInternals.class.getModule())) {
             return;
         }
         try {
-            exportThroughJni();
+            exportThroughJni(pkg);
         } catch (Throwable t) {
-            throw new IllegalStateException("exporting " + PACKAGE + " failed: " + t
-                    + "; start the JVM with --add-exports java.base/sun.nio.ch=ALL-UNNAMED", t);
+            throw new IllegalStateException("exporting " + pkg + " failed: " + t
+                    + "; start the JVM with --add-exports java.base/" + pkg + "=ALL-UNNAMED", t);
         }
-        if (!base.isExported(PACKAGE, JdkInternals.class.getModule())) {
-            throw new IllegalStateException(PACKAGE + " still not exported; start the JVM with "
-                    + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED");
+        if (!base.isExported(pkg, JdkInternals.class.getModule())) {
+            throw new IllegalStateException(pkg + " still not exported; start the JVM with "
+                    + "--add-exports java.base/" + pkg + "=ALL-UNNAMED");
         }
         if (LOG.isLoggable(Level.DEBUG)) {
-            LOG.log(Level.DEBUG, "exported java.base/" + PACKAGE + " to the unnamed modules");
+            LOG.log(Level.DEBUG, "exported java.base/" + pkg + " to the unnamed modules");
         }
     }
 
-    private static void exportThroughJni() throws Throwable {
+    private static void exportThroughJni(String pkg) throws Throwable {
         Linker linker = Linker.nativeLinker();
         SymbolLookup jvm = SymbolLookup.libraryLookup(
                 System.getProperty("java.home") + "/lib/server/libjvm.so", Arena.global());
@@ -123,7 +131,7 @@ public final class JdkInternals {
             MemorySegment getModuleSig = arena.allocateFrom("()Ljava/lang/Module;");
             MemorySegment addExports = arena.allocateFrom("implAddExportsToAllUnnamed");
             MemorySegment addExportsSig = arena.allocateFrom("(Ljava/lang/String;)V");
-            MemorySegment packageName = arena.allocateFrom(PACKAGE);
+            MemorySegment packageName = arena.allocateFrom(pkg);
             MemorySegment args = arena.allocate(ADDRESS);
 
             MemorySegment objectClass = (MemorySegment) newGlobalRef.invokeExact(env,

@@ -78,10 +78,14 @@ public final class PollSet implements AutoCloseable {
      */
     public int poll(int timeoutMillis) throws IOException {
         int n;
+        // a virtual thread must not hold its carrier while it sleeps here
+        boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
             n = (int) MH$poll.invokeExact(errno, fds.address(), (long) size, timeoutMillis);
         } catch (Throwable t) {
             throw new AssertionError("poll", t);
+        } finally {
+            CarrierCompensation.end(compensated);
         }
         if (n < 0) {
             int e = errno.get(JAVA_INT, ERRNO_OFFSET);
@@ -118,10 +122,13 @@ public final class PollSet implements AutoCloseable {
         m.set(JAVA_SHORT, 4, events);
         m.set(JAVA_SHORT, 6, (short) 0);
         int n;
+        boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
             n = (int) MH$poll.invokeExact(one[1], m.address(), 1L, timeoutMillis);
         } catch (Throwable t) {
             throw new AssertionError("poll", t);
+        } finally {
+            CarrierCompensation.end(compensated);
         }
         if (n < 0) {
             int e = one[1].get(JAVA_INT, ERRNO_OFFSET);

@@ -1,5 +1,6 @@
 package io.hadronio.transport;
 
+import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxEndpoint;
 import io.hadronio.ucx.UcxException;
@@ -331,7 +332,13 @@ public final class WorkerGroup implements AutoCloseable {
                     : Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now) / 1_000_000));
             if (watching) {
                 if (armed) {
-                    worker.waitForEvents((int) napMillis);
+                    // a virtual thread must not hold its carrier while it sleeps in UCX's wait
+                    boolean compensated = CarrierCompensation.begin();
+                    try {
+                        worker.waitForEvents((int) napMillis);
+                    } finally {
+                        CarrierCompensation.end(compensated);
+                    }
                 }
             } else {
                 LockSupport.parkNanos(this, napMillis * 1_000_000L);

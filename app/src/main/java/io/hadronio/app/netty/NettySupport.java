@@ -21,22 +21,22 @@ import java.nio.channels.spi.SelectorProvider;
 import java.util.function.Supplier;
 
 /** What the Netty commands share: event loops, connecting, naming provider and transport. */
-final class NettySupport {
+public final class NettySupport {
     private NettySupport() {
     }
 
     /** An event-loop group on Netty's NIO transport, which opens its selectors through the JVM's provider. */
-    static EventLoopGroup newGroup(int threads) {
+    public static EventLoopGroup newGroup(int threads) {
         return new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory());
     }
 
     /** "hadronio" when the JVM's provider is hadroNIO and UCX works, else "jdk". */
-    static String provider() {
+    public static String provider() {
         return SelectorProvider.provider() instanceof HadronioProvider h && h.isAccelerated() ? "hadronio" : "jdk";
     }
 
     /** The provider's class name, for the start-up line. */
-    static String providerClass() {
+    public static String providerClass() {
         return SelectorProvider.provider().getClass().getName();
     }
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# docs/COMPATIBILITY.md from scratch: builds, runs the application tests (Jetty, JGroups, Tomcat +
+# the JDK's HttpClient, gRPC) in every provider pairing, once in the default connection mode and
+# once with -Dhadronio.upgrade=true, and turns their output into the matrix. About 8-10 minutes.
+# COMPAT_MODES="default" skips the upgrade-mode run.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+hadronio_setup
+cd "$HADRONIO_ROOT"
+results=integration-tests/target/compat/results.tsv
+status=0
+rm -f "$results"
+for mode in ${COMPAT_MODES:-default upgrade}; do
+  flags="--enable-native-access=ALL-UNNAMED -ea"
+  [ "$mode" = upgrade ] && flags="$flags -Dhadronio.upgrade=true"
+  echo "compat: application tests, $mode mode"
+  # verify, not install: the reactor builds the provider jar the tests put on the applications' class path;
+  # each run appends its rows to $results
+  ./mvnw -B -ntp -pl integration-tests -am verify -Dtest='io.hadronio.it.apps.**' \
+    -Dsurefire.failIfNoSpecifiedTests=false -Dtest.jvm.flags="$flags" || status=$?
+done
+java -cp integration-tests/target/test-classes io.hadronio.it.apps.CompatibilityMatrix "$results" docs/COMPATIBILITY.md \
+  "Last run: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(nproc) cores, UCX $(ucx_info -v | head -n1 | grep -o '[0-9][0-9.]*[0-9]')."
+exit "$status"
