@@ -142,11 +142,20 @@ class UpgradeTest {
         assertEquals(sent.getValue(), got[1], "CRC of the echo");
     }
 
+    /**
+     * With a delay the connection is surely plain at first (nothing starts the upgrade before
+     * the client's first write after it; with no delay both sides may have moved already,
+     * idle outputs included, by the time connect returns).
+     */
     @Test
     void shouldCarryBytesAtOnceAndMoveToUcxMidStream() throws Exception {
-        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        p.setProperty("hadronio.upgrade.delay", "50000");
+        HadronioProvider delayed = new HadronioProvider(HadronioConfig.from(p));
+        try (ServerSocketChannel server = delayed.openServerSocketChannel()) {
             server.bind(new InetSocketAddress(LOOPBACK, 0));
-            try (SocketChannel client = upgrading.openSocketChannel()) {
+            try (SocketChannel client = delayed.openSocketChannel()) {
                 client.connect(server.getLocalAddress());
                 SocketChannel accepted = server.accept();
                 assertEquals("tcp", transport(client), "a connection opens plain");
