@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -151,7 +152,9 @@ class SoakTest {
                 int next = CLIENTS + 1;
                 for (double at : killAt) {
                     ledger.runUntil(start + (long) (at * RUN_SECONDS * 1e9));
-                    List<Integer> live = new ArrayList<>(clients.keySet());
+                    // a victim in the middle of its traffic: a client whose JVM is still starting (a
+                    // replacement can take seconds on a busy host) has no connection to cut yet
+                    List<Integer> live = ledger.withTraffic(clients.keySet());
                     int victim = live.get(schedule.nextInt(live.size()));
                     ChildJvm v = clients.remove(victim);
                     long killNanos = ledger.killing(victim);
@@ -385,6 +388,26 @@ class SoakTest {
                         status == 137 ? " (SIGKILL, not sent by this test)" : ""));
                 notifyAll();
             }
+        }
+
+        /**
+         * The clients of {@code live} (in order) whose connections the server has accepted
+         * with their id, once there is one (at most {@link ChildJvm#LINE_TIMEOUT}).
+         */
+        List<Integer> withTraffic(Collection<Integer> live) throws InterruptedException {
+            List<Integer> running = new ArrayList<>();
+            await(() -> {
+                running.clear();
+                synchronized (this) {
+                    for (int inc : live) {
+                        if (accepted.stream().anyMatch(id -> SoakPlan.incarnation(id) == inc)) {
+                            running.add(inc);
+                        }
+                    }
+                }
+                return !running.isEmpty();
+            }, ChildJvm.LINE_TIMEOUT, () -> "no client with a connection under way among " + live);
+            return running;
         }
 
         /** Marks a client as killed from now on: the server may see its connections fail. */
