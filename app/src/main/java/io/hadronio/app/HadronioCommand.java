@@ -1,6 +1,7 @@
 package io.hadronio.app;
 
 import io.hadronio.app.blocking.BlockingCommand;
+import io.hadronio.app.blocking.NonBlockingCommand;
 import io.hadronio.app.netty.NettyCommand;
 import io.hadronio.app.ucx.UcxCommand;
 import io.hadronio.ucx.Ucx;
@@ -18,7 +19,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
-        subcommands = {UcxCommand.class, BlockingCommand.class, NettyCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class,
+            CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec
     private CommandSpec spec;
@@ -34,6 +36,7 @@ public final class HadronioCommand implements Runnable {
     }
 
     public static void main(String[] args) {
+        ProcessResources.reportAtExitIfAsked();
         System.exit(commandLine().execute(args));
     }
 
