@@ -1,0 +1,304 @@
+package io.hadronio.app.evaluate;
+
+import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.ProcessResources;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Runs one point once: a server JVM and a client JVM of the {@code hadronio} application
+ * ({@code <mode> benchmark <metric>}), each pinned to its own core where there are two,
+ * and turns what they print into a {@link RunRecord}.
+ *
+ * <p>CPU time comes from {@code /proc} ({@link ProcessCpu}), sampled for both processes when
+ * the client opens its measured window ({@link MeasurementWindow}) and when it prints its
+ * {@code RESULT} line, so that JVM start-up and warm-up are not counted. Peak resident memory
+ * is each JVM's own {@code VmHWM} at exit ({@link ProcessResources}).
+ */
+final class BenchmarkPair {
+    // every server prints this once it listens
+    private static final String LISTENING = "listening on";
+    private static final long SERVER_START_SECONDS = 60;
+    private static final long SERVER_EXIT_SECONDS = 20;
+
+    private final List<String> java;
+    private final Pinning pinning;
+    private final Path logDir;
+    private final long timeoutSeconds;
+
+    /**
+     * @param java           the command that starts a JVM running {@code io.hadronio.app.HadronioCommand}
+     * @param pinning        which cores the two processes get
+     * @param logDir         where every process's output is kept
+     * @param timeoutSeconds longest a client may take
+     */
+    BenchmarkPair(List<String> java, Pinning pinning, Path logDir, long timeoutSeconds) {
+        this.java = List.copyOf(java);
+        this.pinning = pinning;
+        this.logDir = logDir;
+        this.timeoutSeconds = timeoutSeconds;
+    }
+
+    /** Where the two processes run: taskset cores, or no pinning (one core, or no taskset). */
+    record Pinning(int serverCpu, int clientCpu) {
+        static final Pinning NONE = new Pinning(-1, -1);
+
+        boolean pinned() {
+            return serverCpu >= 0;
+        }
+
+        List<String> prefix(int cpu) {
+            return cpu < 0 ? List.of() : List.of("taskset", "-c", Integer.toString(cpu));
+        }
+
+        @Override
+        public String toString() {
+            return pinned() ? "server on core " + serverCpu + ", client on core " + clientCpu : "not pinned";
+        }
+    }
+
+    /** The arguments after {@code hadronio} for the server and the client of {@code point} on {@code port}. */
+    static List<List<String>> arguments(Point point, RunSizing sizing, int port) {
+        String address = "127.0.0.1:" + port;
+        List<String> common = List.of(point.mode().command(), "benchmark", point.metric().id());
+        List<String> server = new ArrayList<>(common);
+        server.addAll(List.of("-s", "-a", address));
+        List<String> client = new ArrayList<>(common);
+        client.addAll(List.of("-r", address, "-l", Integer.toString(point.size()),
+                "-m", Integer.toString(sizing.messages())));
+        if (point.mode() == Mode.RAW) {
+            client.addAll(List.of("--warmup", Integer.toString(sizing.warmup()), "-n", "1"));
+            if (point.metric() == Metric.THROUGHPUT) {
+                client.addAll(List.of("-w", "64"));
+            }
+        } else {
+            client.addAll(List.of("-t", Integer.toString(sizing.warmup())));
+        }
+        return List.of(server, client);
+    }
+
+    /** Runs {@code point} once; a failure is a record with its reason, not an exception. */
+    RunRecord run(Point point, RunSizing sizing, int repetition) {
+        long started = System.nanoTime();
+        String tag = "r" + repetition + "-" + point.tag();
+        Process server = null;
+        Process client = null;
+        try {
+            int port = freePort();
+            List<List<String>> args = arguments(point, sizing, port);
+            Path serverLog = logDir.resolve(tag + "-server.log");
+            Path clientLog = logDir.resolve(tag + "-client.log");
+            ServerWatch serverWatch = new ServerWatch();
+            server = start(point, pinning.serverCpu(), args.get(0), serverLog, serverWatch);
+            // the client starts once the server listens: a hadroNIO client that connects while the server
+            // is still being set up may find no local rendezvous yet and stay on kernel TCP
+            awaitListening(server, serverWatch, serverLog);
+            ClientWatch clientWatch = new ClientWatch(server);
+            client = start(point, pinning.clientCpu(), args.get(1), clientLog, clientWatch);
+            clientWatch.self = client;
+            Files.writeString(logDir.resolve(tag + "-command.txt"), String.join(" ", command(point, pinning.clientCpu(),
+                    args.get(1))) + "\n", StandardCharsets.UTF_8);
+            if (!client.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                throw new IOException("client took longer than " + timeoutSeconds + " s (" + clientLog + ")");
+            }
+            clientWatch.output.get(10, TimeUnit.SECONDS);
+            if (client.exitValue() != 0) {
+                throw new IOException("client exited with " + client.exitValue() + " (" + clientLog + ")");
+            }
+            if (!server.waitFor(SERVER_EXIT_SECONDS, TimeUnit.SECONDS)) {
+                throw new IOException("server did not exit after its client finished (" + serverLog + ")");
+            }
+            serverWatch.output.get(10, TimeUnit.SECONDS);
+            if (server.exitValue() != 0) {
+                throw new IOException("server exited with " + server.exitValue() + " (" + serverLog + ")");
+            }
+            return clientWatch.record(point, repetition, serverWatch, (System.nanoTime() - started) / 1e9);
+        } catch (Exception e) {
+            return RunRecord.failed(repetition, point, (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
+        } finally {
+            destroy(client);
+            destroy(server);
+        }
+    }
+
+    private static void awaitListening(Process server, ServerWatch watch, Path log) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SERVER_START_SECONDS);
+        while (!watch.listening.isDone()) {
+            if (!server.isAlive()) {
+                throw new IOException("server exited with " + server.exitValue() + " before listening (" + log + ")");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("server did not listen within " + SERVER_START_SECONDS + " s (" + log + ")");
+            }
+            try {
+                watch.listening.get(50, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                // look again
+            }
+        }
+    }
+
+    private List<String> command(Point point, int cpu, List<String> args) {
+        List<String> cmd = new ArrayList<>(pinning.prefix(cpu));
+        cmd.addAll(java);
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    private Process start(Point point, int cpu, List<String> args, Path log, OutputWatch watch) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command(point, cpu, args)).redirectErrorStream(true);
+        pb.environment().put("DISABLE_HADRONIO", Boolean.toString(point.provider() == Provider.JDK));
+        pb.environment().put(ProcessResources.VARIABLE, "true");
+        Process p = pb.start();
+        Thread reader = new Thread(() -> watch.drain(p, log), "output-" + log.getFileName());
+        reader.setDaemon(true);
+        reader.start();
+        return p;
+    }
+
+    private static void destroy(Process p) {
+        if (p != null && p.isAlive()) {
+            p.destroy();
+            try {
+                if (!p.waitFor(2, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A TCP port that nobody listens on now (the server binds it a moment later). */
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Copies a process's output to its log and hands every line to {@link #line}. */
+    abstract static class OutputWatch implements Consumer<String> {
+        final CompletableFuture<Void> output = new CompletableFuture<>();
+        volatile long peakRssKb = -1;
+
+        void drain(Process p, Path log) {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+                    PrintWriter out = new PrintWriter(Files.newBufferedWriter(log, StandardCharsets.UTF_8))) {
+                String l;
+                while ((l = in.readLine()) != null) {
+                    accept(l);
+                    out.println(l);
+                }
+                output.complete(null);
+            } catch (IOException | RuntimeException e) {
+                output.completeExceptionally(e);
+            }
+        }
+
+        @Override
+        public void accept(String l) {
+            if (l.startsWith(ProcessResources.PREFIX)) {
+                for (String w : l.substring(ProcessResources.PREFIX.length()).split(" ")) {
+                    if (w.startsWith("peak_rss_kb=")) {
+                        peakRssKb = Long.parseLong(w.substring("peak_rss_kb=".length()));
+                    }
+                }
+            }
+            line(l);
+        }
+
+        abstract void line(String l);
+    }
+
+    /** The server's output: when it listens, and its peak memory. */
+    static final class ServerWatch extends OutputWatch {
+        final CompletableFuture<Void> listening = new CompletableFuture<>();
+
+        @Override
+        void line(String l) {
+            if (l.contains(LISTENING)) {
+                listening.complete(null);
+            }
+        }
+    }
+
+    /** The client's output: samples both processes' CPU at the window's open and at the RESULT line. */
+    static final class ClientWatch extends OutputWatch {
+        private final Process server;
+        volatile Process self;
+        private volatile long clientCpuAtOpen = -1;
+        private volatile long serverCpuAtOpen = -1;
+        private volatile long clientCpuAtEnd = -1;
+        private volatile long serverCpuAtEnd = -1;
+        private volatile ResultLine result;
+
+        ClientWatch(Process server) {
+            this.server = server;
+        }
+
+        @Override
+        void line(String l) {
+            if (l.equals(MeasurementWindow.OPEN_LINE)) {
+                clientCpuAtOpen = cpu(self);
+                serverCpuAtOpen = ProcessCpu.nanos(server.pid());
+            } else if (l.startsWith(ResultLine.PREFIX)) {
+                clientCpuAtEnd = cpu(self);
+                serverCpuAtEnd = ProcessCpu.nanos(server.pid());
+                result = new ResultLine(l);
+            }
+        }
+
+        private static long cpu(Process p) {
+            return p == null ? -1 : ProcessCpu.nanos(p.pid());
+        }
+
+        RunRecord record(Point point, int repetition, ServerWatch serverSide, double elapsed) throws IOException {
+            ResultLine r = result;
+            if (r == null) {
+                throw new IOException("the client printed no RESULT line");
+            }
+            long messages = (long) r.number("messages");
+            double ops;
+            double bytes;
+            double mean = Double.NaN;
+            double p50 = Double.NaN;
+            double p99 = Double.NaN;
+            double p999 = Double.NaN;
+            if (point.metric() == Metric.LATENCY) {
+                mean = r.number("avg_us");
+                p50 = r.has("p50_us") ? r.number("p50_us") : r.number("median_us");
+                p99 = r.number("p99_us");
+                p999 = r.number("p999_us");
+                ops = 1e6 / mean;
+                bytes = ops * point.size();
+            } else if (point.mode() == Mode.RAW) {
+                ops = r.number("mmsg_per_s") * 1e6;
+                bytes = r.number("gb_per_s") * 1e9;
+            } else {
+                ops = r.number("ops_per_s");
+                bytes = r.number("mb_per_s") * 1e6;
+            }
+            return new RunRecord(repetition, point.provider(), point.mode(), point.metric(), point.size(), messages, ops,
+                    bytes, mean, p50, p99, p999, perOp(clientCpuAtOpen, clientCpuAtEnd, messages),
+                    perOp(serverCpuAtOpen, serverCpuAtEnd, messages), peakRssKb, serverSide.peakRssKb,
+                    r.text("transports", "unknown"), elapsed, null);
+        }
+
+        private static double perOp(long open, long end, long messages) {
+            return open < 0 || end < 0 || messages <= 0 ? Double.NaN : (end - open) / 1e3 / messages;
+        }
+    }
+}

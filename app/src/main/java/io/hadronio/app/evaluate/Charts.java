@@ -1,0 +1,164 @@
+package io.hadronio.app.evaluate;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.Function;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.VectorGraphicsEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.XYStyler;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/**
+ * The evaluation's figures, drawn with XChart and saved as SVG and PNG, all in one style:
+ * message size on a log₂ axis (labelled in B/KiB/MiB), one colour per provider (the UCX
+ * binding is the ceiling line), a left and a right value axis told apart by line style
+ * (solid or dotted, named in the legend and the axis titles), error bars of one standard
+ * deviation over the repetitions, and the transport in each series' name.
+ */
+final class Charts {
+    static final int WIDTH = 900;
+    static final int HEIGHT = 680;
+    private static final BasicStroke SOLID = SeriesLines.SOLID;
+    private static final BasicStroke DOTTED = new BasicStroke(2.0f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND, 10f,
+            new float[] {2f, 4f}, 0f);
+
+    private Charts() {
+    }
+
+    /** One figure: a name (file stem), a title, and how to draw it. */
+    record Figure(String name, String title, XYChart chart) {
+        /** Saves {@code <dir>/<name>.svg} and {@code <dir>/<name>.png}. */
+        void save(Path dir) throws IOException {
+            Files.createDirectories(dir);
+            VectorGraphicsEncoder.saveVectorGraphic(chart, dir.resolve(name + ".svg").toString(),
+                    VectorGraphicsEncoder.VectorGraphicsFormat.SVG);
+            BitmapEncoder.saveBitmap(chart, dir.resolve(name + ".png").toString(), BitmapEncoder.BitmapFormat.PNG);
+        }
+    }
+
+    static Color color(Provider p) {
+        return switch (p) {
+            case JDK -> new Color(0x1f, 0x77, 0xb4);
+            case HADRONIO -> new Color(0xd6, 0x27, 0x28);
+            case UCX -> new Color(0x2c, 0xa0, 0x2c);
+        };
+    }
+
+    /** The figures of a mode that has results: throughput and latency against message size. */
+    static List<Figure> forMode(Mode mode, List<PointSummary> summaries) {
+        List<PointSummary> inMode = summaries.stream()
+                .filter(s -> s.point().mode() == mode || s.point().mode() == Mode.RAW).toList();
+        List<Figure> figures = new ArrayList<>();
+        if (inMode.stream().anyMatch(s -> s.point().mode() == mode && s.point().metric() == Metric.THROUGHPUT)) {
+            figures.add(throughput(mode, inMode));
+        }
+        if (inMode.stream().anyMatch(s -> s.point().mode() == mode && s.point().metric() == Metric.LATENCY)) {
+            figures.add(latency(mode, inMode));
+        }
+        return figures;
+    }
+
+    /** Streaming throughput: Mop/s (left, dotted) and GB/s (right, solid) against size. */
+    static Figure throughput(Mode mode, List<PointSummary> summaries) {
+        XYChart chart = newChart(mode.label() + ": unidirectional streaming throughput", "operations (Mop/s, dotted)",
+                "bandwidth (GB/s = 10⁹ B/s, solid)");
+        for (Provider p : Provider.values()) {
+            List<PointSummary> line = line(summaries, p, Metric.THROUGHPUT);
+            if (line.isEmpty()) {
+                continue;
+            }
+            String name = seriesName(p, line);
+            add(chart, name + " Mop/s", line, s -> s.opsPerSec(), 1e-6, 0, DOTTED, color(p));
+            add(chart, name + " GB/s", line, s -> s.bytesPerSec(), 1e-9, 1, SOLID, color(p));
+        }
+        return new Figure("throughput-" + mode.id(), chart.getTitle(), chart);
+    }
+
+    /** Round-trip latency: mean µs (left, solid) and round trips in Mop/s (right, dotted) against size. */
+    static Figure latency(Mode mode, List<PointSummary> summaries) {
+        XYChart chart = newChart(mode.label() + ": round-trip latency", "mean round trip (µs, solid)",
+                "round trips (Mop/s, dotted)");
+        for (Provider p : Provider.values()) {
+            List<PointSummary> line = line(summaries, p, Metric.LATENCY);
+            if (line.isEmpty()) {
+                continue;
+            }
+            String name = seriesName(p, line);
+            add(chart, name + " µs", line, s -> s.latencyMeanUs(), 1, 0, SOLID, color(p));
+            add(chart, name + " Mop/s", line, s -> s.opsPerSec(), 1e-6, 1, DOTTED, color(p));
+        }
+        return new Figure("latency-" + mode.id(), chart.getTitle(), chart);
+    }
+
+    /** A provider's points of one metric (within the summaries given), by size. */
+    static List<PointSummary> line(List<PointSummary> summaries, Provider p, Metric metric) {
+        return summaries.stream()
+                .filter(s -> s.point().provider() == p && s.point().metric() == metric && s.runs() > 0)
+                .sorted(Comparator.comparingInt(s -> s.point().size())).toList();
+    }
+
+    /** "hadroNIO [cma,sysv]": the provider and the transports its runs reported. */
+    static String seriesName(Provider p, List<PointSummary> line) {
+        List<String> transports = line.stream().flatMap(s -> List.of(s.transports().split(" / ")).stream())
+                .filter(t -> !t.isBlank()).distinct().toList();
+        return p.label() + " [" + String.join(" | ", transports) + "]";
+    }
+
+    private static XYChart newChart(String title, String leftAxis, String rightAxis) {
+        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title)
+                .xAxisTitle("message size (log₂ scale)").yAxisTitle(leftAxis).build();
+        chart.setYAxisGroupTitle(0, leftAxis);
+        chart.setYAxisGroupTitle(1, rightAxis);
+        XYStyler styler = chart.getStyler();
+        styler.setChartBackgroundColor(Color.WHITE);
+        styler.setPlotBackgroundColor(Color.WHITE);
+        styler.setPlotGridLinesColor(new Color(0xdd, 0xdd, 0xdd));
+        styler.setLegendPosition(Styler.LegendPosition.OutsideS);
+        styler.setLegendLayout(Styler.LegendLayout.Vertical);
+        styler.setLegendBorderColor(Color.WHITE);
+        styler.setChartTitleFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
+        styler.setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+        styler.setAxisTickLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        styler.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        styler.setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
+        styler.setYAxisLogarithmic(true);
+        styler.setErrorBarsColorSeriesColor(true);
+        styler.setxAxisTickLabelsFormattingFunction(x -> Sizes.human(Math.round(Math.pow(2, x))));
+        return chart;
+    }
+
+    /**
+     * Adds one series: {@code value} scaled by {@code scale}, error bars one standard deviation
+     * (kept below 90 % of the value: a log axis cannot draw a bar that reaches zero).
+     */
+    private static void add(XYChart chart, String name, List<PointSummary> line, Function<PointSummary, Stat> value,
+                            double scale, int axis, BasicStroke stroke, Color color) {
+        double[] x = new double[line.size()];
+        double[] y = new double[line.size()];
+        double[] e = new double[line.size()];
+        for (int i = 0; i < line.size(); i++) {
+            Stat s = value.apply(line.get(i));
+            x[i] = Math.log(line.get(i).point().size()) / Math.log(2);
+            y[i] = s.mean() * scale;
+            e[i] = Math.min(s.sd() * scale, 0.9 * y[i]);
+        }
+        XYSeries series = chart.addSeries(name, x, y, e);
+        series.setYAxisGroup(axis);
+        series.setLineStyle(stroke);
+        series.setLineColor(color);
+        series.setMarkerColor(color);
+        series.setMarker(axis == 0 ? SeriesMarkers.CIRCLE : SeriesMarkers.DIAMOND);
+    }
+}
