@@ -19,6 +19,7 @@ import java.util.List;
  * @param ucx         UCX version (or why it is unavailable)
  * @param hadronio    the git commit the application was built from, if known
  * @param loadAverage /proc/loadavg at the start (other load on the machine disturbs the figures)
+ * @param loadAverageAtEnd /proc/loadavg at the end
  * @param pinning     which cores server and client ran on
  * @param profile     smoke, quick or full
  * @param commandLine the command that made the results
@@ -26,19 +27,19 @@ import java.util.List;
  * @param finished    when it finished
  */
 public record Environment(String cpuModel, int cores, long memoryKb, String kernel, String jdk, String ucx,
-                          String hadronio, String loadAverage, String pinning, String profile, String commandLine,
+                          String hadronio, String loadAverage, String loadAverageAtEnd, String pinning, String profile, String commandLine,
                           String started, String finished) {
 
     static Environment now(String pinning, String profile, String commandLine, String revision) {
         return new Environment(readCpuModel(), Runtime.getRuntime().availableProcessors(), readMemoryKb(),
                 System.getProperty("os.name") + " " + System.getProperty("os.version"),
                 "Java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")", ucxVersion(), revision,
-                firstLine(Path.of("/proc/loadavg")), pinning, profile, commandLine, Instant.now().toString(), "");
+                firstLine(Path.of("/proc/loadavg")), "", pinning, profile, commandLine, Instant.now().toString(), "");
     }
 
     Environment finishedNow() {
-        return new Environment(cpuModel, cores, memoryKb, kernel, jdk, ucx, hadronio, loadAverage, pinning, profile,
-                commandLine, started, Instant.now().toString());
+        return new Environment(cpuModel, cores, memoryKb, kernel, jdk, ucx, hadronio, loadAverage,
+                firstLine(Path.of("/proc/loadavg")), pinning, profile, commandLine, started, Instant.now().toString());
     }
 
     private static String ucxVersion() {
@@ -74,6 +75,15 @@ public record Environment(String cpuModel, int cores, long memoryKb, String kern
             // not Linux
         }
         return -1;
+    }
+
+    /** The 1-minute load average in a {@code /proc/loadavg} line, NaN if unknown. */
+    static double oneMinuteLoad(String loadavg) {
+        try {
+            return Double.parseDouble(loadavg.trim().split("\\s+")[0]);
+        } catch (RuntimeException e) {
+            return Double.NaN;
+        }
     }
 
     private static String firstLine(Path p) {

@@ -68,7 +68,8 @@ final class EvaluationReport {
         row(md, "UCX", env.ucx());
         row(md, "hadroNIO", env.hadronio());
         row(md, "pinning", env.pinning());
-        row(md, "load average at start", env.loadAverage());
+        row(md, "load average (/proc/loadavg) at start / end", env.loadAverage() + " / "
+                + (env.loadAverageAtEnd() == null || env.loadAverageAtEnd().isEmpty() ? "not recorded" : env.loadAverageAtEnd()));
         row(md, "started / finished", env.started() + " / " + env.finished());
         md.append("\nMeasured with:\n\n```\n").append(env.commandLine()).append("\n```\n\n");
         md.append("Re-render this file and its figures from the same results:\n\n```\n")
@@ -237,6 +238,19 @@ final class EvaluationReport {
      */
     String discussion() {
         StringBuilder d = new StringBuilder();
+        Environment env = results.environment();
+        double atEnd = env.loadAverageAtEnd() == null ? Double.NaN : Environment.oneMinuteLoad(env.loadAverageAtEnd());
+        double load = Double.isNaN(atEnd) ? Environment.oneMinuteLoad(env.loadAverage())
+                : Math.max(atEnd, Environment.oneMinuteLoad(env.loadAverage()));
+        int reps = results.runs().stream().mapToInt(RunRecord::repetition).max().orElse(0);
+        if (load > env.cores()) {
+            d.append(String.format(Locale.ROOT, "**Read with care:** the machine's 1-minute load average was %.1f on %d "
+                    + "processors while this ran (the benchmark itself accounts for about 2): other work competed for "
+                    + "the pinned cores, which is likely to hurt busy-polling UCX and hadroNIO more than the JDK's sleeping "
+                    + "threads. Neighbouring sizes that differ by several times are that noise, not the transport.%s\n\n",
+                    load, env.cores(), reps < 2 ? " With one repetition per point there is no standard deviation to "
+                    + "show it." : ""));
+        }
         for (Mode m : NIO_MODES) {
             for (Metric metric : Metric.values()) {
                 List<double[]> ratios = new ArrayList<>();
@@ -281,8 +295,10 @@ final class EvaluationReport {
                 if (!ofCeiling.isEmpty()) {
                     double min = ofCeiling.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
                     double max = ofCeiling.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
-                    d.append(String.format(Locale.ROOT, "Against the UCX binding it reaches %.0f–%.0f %% of its %s. ",
-                            100 * min, 100 * max, metric == Metric.THROUGHPUT ? "bandwidth" : "round-trip speed"));
+                    d.append(String.format(Locale.ROOT, "Against the UCX binding it reaches %.0f–%.0f %% of its %s%s. ",
+                            100 * min, 100 * max, metric == Metric.THROUGHPUT ? "bandwidth" : "round-trip speed",
+                            max > 1.1 ? " (above 100 %: the binding's own run at that size was disturbed; a ceiling "
+                                    + "measured once on a busy machine is not one)" : ""));
                 }
                 List<String> tcp = summary.stream()
                         .filter(s -> s.point().provider() == Provider.HADRONIO && s.point().mode() == m
