@@ -3,6 +3,7 @@ package io.hadronio.app;
 import io.hadronio.app.blocking.BlockingCommand;
 import io.hadronio.app.blocking.NonBlockingCommand;
 import io.hadronio.app.evaluate.EvaluateCommand;
+import io.hadronio.app.load.LoadCommand;
 import io.hadronio.app.netty.NettyCommand;
 import io.hadronio.app.ucx.UcxCommand;
 import io.hadronio.ucx.Ucx;
@@ -20,7 +21,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
-        subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class, EvaluateCommand.class,
+        subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class, LoadCommand.class, EvaluateCommand.class,
             CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec

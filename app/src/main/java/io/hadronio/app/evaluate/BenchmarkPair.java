@@ -92,24 +92,87 @@ final class BenchmarkPair {
     /** Runs {@code point} once; a failure is a record with its reason, not an exception. */
     RunRecord run(Point point, RunSizing sizing, int repetition) {
         long started = System.nanoTime();
-        String tag = "r" + repetition + "-" + point.tag();
+        try {
+            List<List<String>> args = arguments(point, sizing, freePort());
+            Outcome o = run("r" + repetition + "-" + point.tag(), point.provider(), args.get(0), args.get(1));
+            return o.record(point, repetition);
+        } catch (Exception e) {
+            return RunRecord.failed(repetition, point, (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
+        }
+    }
+
+    /**
+     * What one server/client pair reported.
+     *
+     * @param result          the client's RESULT line
+     * @param clientCpuNanos  client CPU time in the measured window, or -1
+     * @param serverCpuNanos  server CPU time in the measured window, or -1
+     * @param clientPeakRssKb client's VmHWM at exit
+     * @param serverPeakRssKb server's VmHWM at exit
+     * @param elapsedSeconds  wall time of the pair
+     */
+    record Outcome(ResultLine result, long clientCpuNanos, long serverCpuNanos, long clientPeakRssKb,
+                   long serverPeakRssKb, double elapsedSeconds) {
+
+        /** CPU µs per operation from a window's nanoseconds, NaN if unknown. */
+        static double perOp(long nanos, long ops) {
+            return nanos < 0 || ops <= 0 ? Double.NaN : nanos / 1e3 / ops;
+        }
+
+        RunRecord record(Point point, int repetition) {
+            ResultLine r = result;
+            long messages = (long) r.number("messages");
+            double ops;
+            double bytes;
+            double mean = Double.NaN;
+            double p50 = Double.NaN;
+            double p99 = Double.NaN;
+            double p999 = Double.NaN;
+            if (point.metric() == Metric.LATENCY) {
+                mean = r.number("avg_us");
+                p50 = r.has("p50_us") ? r.number("p50_us") : r.number("median_us");
+                p99 = r.number("p99_us");
+                p999 = r.number("p999_us");
+                ops = 1e6 / mean;
+                bytes = ops * point.size();
+            } else if (point.mode() == Mode.RAW) {
+                ops = r.number("mmsg_per_s") * 1e6;
+                bytes = r.number("gb_per_s") * 1e9;
+            } else {
+                ops = r.number("ops_per_s");
+                bytes = r.number("mb_per_s") * 1e6;
+            }
+            return new RunRecord(repetition, point.provider(), point.mode(), point.metric(), point.size(), messages, ops,
+                    bytes, mean, p50, p99, p999, perOp(clientCpuNanos, messages), perOp(serverCpuNanos, messages),
+                    clientPeakRssKb, serverPeakRssKb, r.text("transports", "unknown"), elapsedSeconds, null);
+        }
+    }
+
+    /**
+     * Runs one pair: the server ({@code hadronio <serverArgs>}) on its core, and once it
+     * listens the client ({@code hadronio <clientArgs>}) on its own; both must exit 0 and the
+     * client must print a RESULT line. Output goes to {@code <tag>-server.log} and
+     * {@code <tag>-client.log}.
+     *
+     * @throws Exception why the pair failed
+     */
+    Outcome run(String tag, Provider provider, List<String> serverArgs, List<String> clientArgs) throws Exception {
+        long started = System.nanoTime();
         Process server = null;
         Process client = null;
         try {
-            int port = freePort();
-            List<List<String>> args = arguments(point, sizing, port);
             Path serverLog = logDir.resolve(tag + "-server.log");
             Path clientLog = logDir.resolve(tag + "-client.log");
             ServerWatch serverWatch = new ServerWatch();
-            server = start(point, pinning.serverCpu(), args.get(0), serverLog, serverWatch);
+            server = start(provider, pinning.serverCpu(), serverArgs, serverLog, serverWatch);
             // the client starts once the server listens: a hadroNIO client that connects while the server
             // is still being set up may find no local rendezvous yet and stay on kernel TCP
             awaitListening(server, serverWatch, serverLog);
             ClientWatch clientWatch = new ClientWatch(server);
-            client = start(point, pinning.clientCpu(), args.get(1), clientLog, clientWatch);
+            client = start(provider, pinning.clientCpu(), clientArgs, clientLog, clientWatch);
             clientWatch.self = client;
-            Files.writeString(logDir.resolve(tag + "-command.txt"), String.join(" ", command(point, pinning.clientCpu(),
-                    args.get(1))) + "\n", StandardCharsets.UTF_8);
+            Files.writeString(logDir.resolve(tag + "-command.txt"), String.join(" ", command(pinning.clientCpu(),
+                    clientArgs)) + "\n", StandardCharsets.UTF_8);
             if (!client.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
                 throw new IOException("client took longer than " + timeoutSeconds + " s (" + clientLog + ")");
             }
@@ -124,13 +187,20 @@ final class BenchmarkPair {
             if (server.exitValue() != 0) {
                 throw new IOException("server exited with " + server.exitValue() + " (" + serverLog + ")");
             }
-            return clientWatch.record(point, repetition, serverWatch, (System.nanoTime() - started) / 1e9);
-        } catch (Exception e) {
-            return RunRecord.failed(repetition, point, (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
+            if (clientWatch.result == null) {
+                throw new IOException("the client printed no RESULT line (" + clientLog + ")");
+            }
+            return new Outcome(clientWatch.result, delta(clientWatch.clientCpuAtOpen, clientWatch.clientCpuAtEnd),
+                    delta(clientWatch.serverCpuAtOpen, clientWatch.serverCpuAtEnd), clientWatch.peakRssKb,
+                    serverWatch.peakRssKb, (System.nanoTime() - started) / 1e9);
         } finally {
             destroy(client);
             destroy(server);
         }
+    }
+
+    private static long delta(long open, long end) {
+        return open < 0 || end < 0 ? -1 : end - open;
     }
 
     private static void awaitListening(Process server, ServerWatch watch, Path log) throws Exception {
@@ -150,16 +220,16 @@ final class BenchmarkPair {
         }
     }
 
-    private List<String> command(Point point, int cpu, List<String> args) {
+    private List<String> command(int cpu, List<String> args) {
         List<String> cmd = new ArrayList<>(pinning.prefix(cpu));
         cmd.addAll(java);
         cmd.addAll(args);
         return cmd;
     }
 
-    private Process start(Point point, int cpu, List<String> args, Path log, OutputWatch watch) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(command(point, cpu, args)).redirectErrorStream(true);
-        pb.environment().put("DISABLE_HADRONIO", Boolean.toString(point.provider() == Provider.JDK));
+    private Process start(Provider provider, int cpu, List<String> args, Path log, OutputWatch watch) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command(cpu, args)).redirectErrorStream(true);
+        pb.environment().put("DISABLE_HADRONIO", Boolean.toString(provider == Provider.JDK));
         pb.environment().put(ProcessResources.VARIABLE, "true");
         Process p = pb.start();
         Thread reader = new Thread(() -> watch.drain(p, log), "output-" + log.getFileName());
@@ -183,7 +253,7 @@ final class BenchmarkPair {
     }
 
     /** A TCP port that nobody listens on now (the server binds it a moment later). */
-    private static int freePort() throws IOException {
+    static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
@@ -239,11 +309,11 @@ final class BenchmarkPair {
     static final class ClientWatch extends OutputWatch {
         private final Process server;
         volatile Process self;
-        private volatile long clientCpuAtOpen = -1;
-        private volatile long serverCpuAtOpen = -1;
-        private volatile long clientCpuAtEnd = -1;
-        private volatile long serverCpuAtEnd = -1;
-        private volatile ResultLine result;
+        volatile long clientCpuAtOpen = -1;
+        volatile long serverCpuAtOpen = -1;
+        volatile long clientCpuAtEnd = -1;
+        volatile long serverCpuAtEnd = -1;
+        volatile ResultLine result;
 
         ClientWatch(Process server) {
             this.server = server;
@@ -263,42 +333,6 @@ final class BenchmarkPair {
 
         private static long cpu(Process p) {
             return p == null ? -1 : ProcessCpu.nanos(p.pid());
-        }
-
-        RunRecord record(Point point, int repetition, ServerWatch serverSide, double elapsed) throws IOException {
-            ResultLine r = result;
-            if (r == null) {
-                throw new IOException("the client printed no RESULT line");
-            }
-            long messages = (long) r.number("messages");
-            double ops;
-            double bytes;
-            double mean = Double.NaN;
-            double p50 = Double.NaN;
-            double p99 = Double.NaN;
-            double p999 = Double.NaN;
-            if (point.metric() == Metric.LATENCY) {
-                mean = r.number("avg_us");
-                p50 = r.has("p50_us") ? r.number("p50_us") : r.number("median_us");
-                p99 = r.number("p99_us");
-                p999 = r.number("p999_us");
-                ops = 1e6 / mean;
-                bytes = ops * point.size();
-            } else if (point.mode() == Mode.RAW) {
-                ops = r.number("mmsg_per_s") * 1e6;
-                bytes = r.number("gb_per_s") * 1e9;
-            } else {
-                ops = r.number("ops_per_s");
-                bytes = r.number("mb_per_s") * 1e6;
-            }
-            return new RunRecord(repetition, point.provider(), point.mode(), point.metric(), point.size(), messages, ops,
-                    bytes, mean, p50, p99, p999, perOp(clientCpuAtOpen, clientCpuAtEnd, messages),
-                    perOp(serverCpuAtOpen, serverCpuAtEnd, messages), peakRssKb, serverSide.peakRssKb,
-                    r.text("transports", "unknown"), elapsed, null);
-        }
-
-        private static double perOp(long open, long end, long messages) {
-            return open < 0 || end < 0 || messages <= 0 ? Double.NaN : (end - open) / 1e3 / messages;
         }
     }
 }

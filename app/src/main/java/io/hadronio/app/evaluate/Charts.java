@@ -102,6 +102,78 @@ final class Charts {
         return new Figure("latency-" + mode.id(), chart.getTitle(), chart);
     }
 
+    /** The load mode's figures for one server model: response time against offered load, and CPU per request. */
+    static List<Figure> forLoad(Mode mode, List<LoadRecord> load) {
+        List<LoadRecord> inMode = load.stream().filter(r -> r.mode() == mode && r.ok()).toList();
+        if (inMode.isEmpty()) {
+            return List.of();
+        }
+        XYChart latency = newLoadChart("load, " + mode.label() + " server: response time against offered load",
+                "response time (µs; p99 solid, p50 dotted)");
+        XYChart cpu = newLoadChart("load, " + mode.label() + " server: CPU per request",
+                "server CPU per request (µs)");
+        List<Integer> counts = inMode.stream().map(LoadRecord::connections).distinct().sorted().toList();
+        for (Provider p : List.of(Provider.JDK, Provider.HADRONIO)) {
+            for (int i = 0; i < counts.size(); i++) {
+                int connections = counts.get(i);
+                List<LoadRecord> line = inMode.stream().filter(r -> r.provider() == p && r.connections() == connections)
+                        .sorted(java.util.Comparator.comparingDouble(LoadRecord::offeredPerSec)).toList();
+                if (line.isEmpty()) {
+                    continue;
+                }
+                Color color = shade(color(p), i, counts.size());
+                String name = p.label() + ", " + connections + " conn. [" + line.getFirst().transport() + "]";
+                addLoad(latency, name + " p99", line, LoadRecord::latencyP99Us, SOLID, color, i);
+                addLoad(latency, name + " p50", line, LoadRecord::latencyP50Us, DOTTED, color, i);
+                addLoad(cpu, name, line, LoadRecord::serverCpuUsPerRequest, SOLID, color, i);
+            }
+        }
+        return List.of(new Figure("load-latency-" + mode.id(), latency.getTitle(), latency),
+                new Figure("load-cpu-" + mode.id(), cpu.getTitle(), cpu));
+    }
+
+    private static XYChart newLoadChart(String title, String yAxis) {
+        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT + 120).title(title)
+                .xAxisTitle("offered load (requests/s, all connections; log scale)").yAxisTitle(yAxis).build();
+        XYStyler styler = chart.getStyler();
+        style(styler);
+        styler.setXAxisLogarithmic(true);
+        styler.setYAxisLogarithmic(true);
+        styler.setXAxisDecimalPattern("#,###");
+        styler.setYAxisDecimalPattern("#,###.###");
+        return chart;
+    }
+
+    /** Lighter shades of a provider's colour for more connections, so that one provider's lines read as a family. */
+    private static Color shade(Color base, int i, int of) {
+        float f = of <= 1 ? 0 : 0.55f * i / (of - 1);
+        return new Color(Math.round(base.getRed() + (255 - base.getRed()) * f),
+                Math.round(base.getGreen() + (255 - base.getGreen()) * f),
+                Math.round(base.getBlue() + (255 - base.getBlue()) * f));
+    }
+
+    private static void addLoad(XYChart chart, String name, List<LoadRecord> line,
+                                java.util.function.ToDoubleFunction<LoadRecord> value, BasicStroke stroke, Color color,
+                                int markerIndex) {
+        // a run that answered nothing has no response time: left out, not drawn at a made-up value
+        List<LoadRecord> drawn = line.stream().filter(r -> value.applyAsDouble(r) > 0).toList();
+        if (drawn.isEmpty()) {
+            return;
+        }
+        double[] x = drawn.stream().mapToDouble(LoadRecord::offeredPerSec).toArray();
+        double[] y = drawn.stream().mapToDouble(value).toArray();
+        XYSeries series = chart.addSeries(name, x, y);
+        series.setLineStyle(stroke);
+        series.setLineColor(color);
+        series.setMarkerColor(color);
+        series.setMarker(switch (markerIndex % 4) {
+            case 0 -> SeriesMarkers.CIRCLE;
+            case 1 -> SeriesMarkers.SQUARE;
+            case 2 -> SeriesMarkers.DIAMOND;
+            default -> SeriesMarkers.TRIANGLE_UP;
+        });
+    }
+
     /** A provider's points of one metric (within the summaries given), by size. */
     static List<PointSummary> line(List<PointSummary> summaries, Provider p, Metric metric) {
         return summaries.stream()
@@ -122,6 +194,16 @@ final class Charts {
         chart.setYAxisGroupTitle(0, leftAxis);
         chart.setYAxisGroupTitle(1, rightAxis);
         XYStyler styler = chart.getStyler();
+        style(styler);
+        styler.setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
+        styler.setYAxisLogarithmic(true);
+        styler.setErrorBarsColorSeriesColor(true);
+        styler.setxAxisTickLabelsFormattingFunction(x -> Sizes.human(Math.round(Math.pow(2, x))));
+        return chart;
+    }
+
+    /** The look every figure shares: white, light grid, legend below in one column, readable fonts. */
+    private static void style(XYStyler styler) {
         styler.setChartBackgroundColor(Color.WHITE);
         styler.setPlotBackgroundColor(Color.WHITE);
         styler.setPlotGridLinesColor(new Color(0xdd, 0xdd, 0xdd));
@@ -132,11 +214,6 @@ final class Charts {
         styler.setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
         styler.setAxisTickLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
         styler.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-        styler.setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
-        styler.setYAxisLogarithmic(true);
-        styler.setErrorBarsColorSeriesColor(true);
-        styler.setxAxisTickLabelsFormattingFunction(x -> Sizes.human(Math.round(Math.pow(2, x))));
-        return chart;
     }
 
     /**

@@ -28,6 +28,8 @@ import picocli.CommandLine.Spec;
             "Writes results.json, runs.csv, summary.csv, figures/ (SVG and PNG) and a report into --output."},
         subcommands = {EvaluateCommand.Render.class})
 public final class EvaluateCommand implements Callable<Integer> {
+    private static final long LOAD_TIMEOUT_SECONDS = 60;
+
     @Spec
     CommandSpec spec;
 
@@ -68,6 +70,10 @@ public final class EvaluateCommand implements Callable<Integer> {
             description = "Longest one client may run (default: ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
+    @Option(names = "--load", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Also run the load mode (N connections at offered rates; default: ${DEFAULT-VALUE}; --no-load skips it).")
+    boolean load;
+
     @Option(names = "--revision", defaultValue = "", paramLabel = "TEXT",
             description = "What was measured, for the report (scripts/demo.sh passes the git commit).")
     String revision;
@@ -86,18 +92,27 @@ public final class EvaluateCommand implements Callable<Integer> {
         BenchmarkPair.Pinning pinning = pinning();
         PrintStream out = System.out;
         Environment env = Environment.now(pinning.toString(), p.id(), commandLine(), revision);
-        out.printf("evaluate: profile %s, %d runs, %s; results in %s%n", p.id(), evaluation.runs(), pinning, dir);
+        LoadEvaluation loadEvaluation = new LoadEvaluation(p.load(), modeSet, providerSet);
+        out.printf("evaluate: profile %s, %d runs%s, %s; results in %s%n", p.id(), evaluation.runs(),
+                load ? " and up to " + loadEvaluation.maxRuns() + " load runs" : "", pinning, dir);
         BenchmarkPair pair = new BenchmarkPair(javaCommand(), pinning, dir.resolve("raw"), timeoutSeconds);
         Console console = System.console();
-        List<RunRecord> records = evaluation.run(pair, dir, System.err, console != null && console.isTerminal());
-        Results results = Results.of(env.finishedNow(), records);
+        boolean inPlace = console != null && console.isTerminal();
+        List<RunRecord> records = evaluation.run(pair, dir, System.err, inPlace);
+        // a load run lasts about a second of traffic; one still going after a minute is stuck (hadroNIO's
+        // thread-per-connection server at 1,000 connections did not finish in 120 s), not slow
+        BenchmarkPair loadPair = new BenchmarkPair(javaCommand(), pinning, dir.resolve("raw"),
+                Math.min(timeoutSeconds, LOAD_TIMEOUT_SECONDS));
+        List<LoadRecord> loadRecords = load ? loadEvaluation.run(loadPair, dir, System.err, inPlace) : List.of();
+        Results results = Results.of(env.finishedNow(), records, loadRecords);
         results.write(dir);
         Path reportFile = render(results, dir, report != null ? report : dir.resolve("EVALUATION.md"));
         out.println();
         out.print(new EvaluationReport(results, dir, dir.resolve("figures")).summaryTable());
         out.println();
-        long failed = records.stream().filter(r -> !r.ok()).count();
-        out.printf("evaluate: %d runs, %d failed; %s, %s, %s, figures/ in %s; report %s%n", records.size(), failed,
+        long failed = records.stream().filter(r -> !r.ok()).count() + loadRecords.stream().filter(r -> !r.ok()).count();
+        out.printf("evaluate: %d runs, %d failed; %s, %s, %s, figures/ in %s; report %s%n",
+                records.size() + loadRecords.size(), failed,
                 Results.JSON, Results.RUNS_CSV, Results.SUMMARY_CSV, dir, reportFile);
         return failed == 0 ? 0 : 1;
     }

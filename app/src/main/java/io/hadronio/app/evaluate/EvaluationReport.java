@@ -38,10 +38,13 @@ final class EvaluationReport {
     List<Charts.Figure> drawFigures() throws IOException {
         List<Charts.Figure> figures = new ArrayList<>();
         for (Mode m : NIO_MODES) {
-            for (Charts.Figure f : Charts.forMode(m, summary)) {
-                f.save(figuresDir);
-                figures.add(f);
-            }
+            figures.addAll(Charts.forMode(m, summary));
+        }
+        for (Mode m : NIO_MODES) {
+            figures.addAll(Charts.forLoad(m, results.load()));
+        }
+        for (Charts.Figure f : figures) {
+            f.save(figuresDir);
         }
         return figures;
     }
@@ -92,6 +95,7 @@ final class EvaluationReport {
             md.append("### Round-trip latency (").append(m.label()).append(")\n\n").append(latencyTable(m)).append('\n');
             md.append("### CPU and memory (").append(m.label()).append(")\n\n").append(resourceTable(m)).append('\n');
         }
+        md.append(loadSection(base));
         md.append(failures());
         Files.createDirectories(base);
         Files.writeString(file, md, StandardCharsets.UTF_8);
@@ -327,16 +331,75 @@ final class EvaluationReport {
         return d.toString();
     }
 
+    /**
+     * The load mode: how it was run, its figures, one table of every run, and per server model
+     * and connection count the highest offered rate each provider kept up with.
+     */
+    private String loadSection(Path base) {
+        List<LoadRecord> load = results.load();
+        if (load.isEmpty()) {
+            return "## Load\n\nNot run (`--no-load`, or results from before the load mode).\n\n";
+        }
+        StringBuilder md = new StringBuilder("## Load\n\n");
+        md.append("`hadronio load`: N connections from one client (one Selector), each sending a ")
+                .append(load.getFirst().length()).append("-byte request at a fixed rate (offered load / N per second, ")
+                .append("schedules staggered) and waiting for its echo; a request due while the previous one is still out ")
+                .append("goes as soon as the answer arrives and its response time counts from when it was due. The ")
+                .append("server is the model under test: **blocking** (a thread per connection), **non-blocking** (one ")
+                .append("Selector thread), **Netty** (one event loop). Offered rates rise until the server answers less ")
+                .append(String.format(Locale.ROOT, "than %.0f %% of them (saturated: higher rates are not run). ",
+                        100 * LoadPlan.SATURATED))
+                .append("CPU per request is each process's CPU time in the measured window over the answered requests.\n\n");
+        for (Mode m : NIO_MODES) {
+            for (Charts.Figure f : Charts.forLoad(m, load)) {
+                String stem = link(base, figuresDir.resolve(f.name()));
+                md.append("![").append(f.title()).append("](").append(stem).append(".png) ([SVG](").append(stem)
+                        .append(".svg))\n\n");
+            }
+        }
+        md.append("Highest offered rate each provider kept up with (requests/s; `–`: not even the lowest):\n\n");
+        md.append("| server | connections | JDK | hadroNIO |\n|---|---:|---:|---:|\n");
+        for (Mode m : NIO_MODES) {
+            for (int c : load.stream().filter(r -> r.mode() == m).map(LoadRecord::connections).distinct().sorted().toList()) {
+                md.append("| ").append(m.id()).append(" | ").append(c).append(" | ")
+                        .append(keptUpTo(load, Provider.JDK, m, c)).append(" | ")
+                        .append(keptUpTo(load, Provider.HADRONIO, m, c)).append(" |\n");
+            }
+        }
+        md.append("\nEvery run:\n\n| server | provider | conn. | offered/s | answered/s | p50 µs | p99 µs | p99.9 µs | "
+                + "CPU µs/req client / server | peak RSS MiB client / server | transport |\n"
+                + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        for (LoadRecord r : load) {
+            md.append("| ").append(r.mode().id()).append(" | ").append(r.provider().label()).append(" | ")
+                    .append(r.connections()).append(" | ").append(fmt(r.offeredPerSec())).append(" | ")
+                    .append(r.ok() ? fmt(r.achievedPerSec()) : "failed").append(" | ").append(fmt(r.latencyP50Us()))
+                    .append(" | ").append(fmt(r.latencyP99Us())).append(" | ").append(fmt(r.latencyP999Us())).append(" | ")
+                    .append(fmt(r.clientCpuUsPerRequest())).append(" / ").append(fmt(r.serverCpuUsPerRequest()))
+                    .append(" | ").append(mib(r.clientPeakRssKb())).append(" / ").append(mib(r.serverPeakRssKb()))
+                    .append(" | ").append(r.transport()).append(" |\n");
+        }
+        return md.append('\n').toString();
+    }
+
+    private static String keptUpTo(List<LoadRecord> load, Provider p, Mode m, int connections) {
+        double best = load.stream().filter(r -> r.provider() == p && r.mode() == m && r.connections() == connections
+                && r.keptUp()).mapToDouble(LoadRecord::offeredPerSec).max().orElse(Double.NaN);
+        boolean ran = load.stream().anyMatch(r -> r.provider() == p && r.mode() == m && r.connections() == connections);
+        return !ran ? "" : Double.isNaN(best) ? "–" : fmt(best);
+    }
+
     private String failures() {
-        List<RunRecord> failed = results.runs().stream().filter(r -> !r.ok()).toList();
+        List<String> failed = new ArrayList<>();
+        results.runs().stream().filter(r -> !r.ok()).forEach(r -> failed.add("repetition " + r.repetition() + ", "
+                + r.point() + ": " + r.error()));
+        results.load().stream().filter(r -> !r.ok()).forEach(r -> failed.add("load " + r.mode().id() + " "
+                + r.provider().label() + " " + r.connections() + " connections at " + fmt(r.offeredPerSec()) + "/s: "
+                + r.error()));
         if (failed.isEmpty()) {
             return "## Failed runs\n\nNone.\n";
         }
         StringBuilder f = new StringBuilder("## Failed runs\n\n");
-        for (RunRecord r : failed) {
-            f.append("- repetition ").append(r.repetition()).append(", ").append(r.point()).append(": ")
-                    .append(r.error()).append('\n');
-        }
+        failed.forEach(x -> f.append("- ").append(x).append('\n'));
         return f.toString();
     }
 

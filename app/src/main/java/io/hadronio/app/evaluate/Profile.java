@@ -38,6 +38,11 @@ public enum Profile {
         return windowSeconds;
     }
 
+    /** The load mode's connections, rates and durations. */
+    LoadPlan load() {
+        return LoadPlan.of(this);
+    }
+
     public String id() {
         return name().toLowerCase(java.util.Locale.ROOT);
     }

@@ -23,9 +23,11 @@ import java.util.function.Function;
  * @param environment machine, JDK, UCX, command line
  * @param runs        every run, in the order they ran
  * @param summary     one entry per point, derived from {@code runs}
+ * @param load        every run of the load mode (also in {@code load.csv}); empty without it
  */
-public record Results(Environment environment, List<RunRecord> runs, List<PointSummary> summary) {
+public record Results(Environment environment, List<RunRecord> runs, List<PointSummary> summary, List<LoadRecord> load) {
     public static final String JSON = "results.json";
+    public static final String LOAD_CSV = "load.csv";
     public static final String RUNS_CSV = "runs.csv";
     public static final String SUMMARY_CSV = "summary.csv";
 
@@ -33,8 +35,8 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
             .enable(SerializationFeature.INDENT_OUTPUT)
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
-    static Results of(Environment environment, List<RunRecord> runs) {
-        return new Results(environment, List.copyOf(runs), PointSummary.of(runs));
+    static Results of(Environment environment, List<RunRecord> runs, List<LoadRecord> load) {
+        return new Results(environment, List.copyOf(runs), PointSummary.of(runs), load == null ? List.of() : List.copyOf(load));
     }
 
     /** Writes the three files into {@code dir}. */
@@ -43,12 +45,15 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
         MAPPER.writeValue(dir.resolve(JSON).toFile(), this);
         writeRunsCsv(dir.resolve(RUNS_CSV), runs);
         writeSummaryCsv(dir.resolve(SUMMARY_CSV));
+        if (!load.isEmpty()) {
+            writeLoadCsv(dir.resolve(LOAD_CSV), load);
+        }
     }
 
     static Results read(Path dir) throws IOException {
         Results r = MAPPER.readValue(dir.resolve(JSON).toFile(), Results.class);
         // the summary is derived: recomputed, so that a results file edited by hand stays consistent
-        return of(r.environment(), r.runs());
+        return of(r.environment(), r.runs(), r.load());
     }
 
     private static final List<Column<RunRecord>> RUN_COLUMNS = List.of(
@@ -75,6 +80,30 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
     /** Writes {@code runs} as CSV (also after every run, so that an interrupted evaluation keeps what it measured). */
     static void writeRunsCsv(Path file, List<RunRecord> runs) {
         writeCsv(file, RUN_COLUMNS, runs);
+    }
+
+    private static final List<Column<LoadRecord>> LOAD_COLUMNS = List.of(
+            new Column<>("provider", r -> r.provider().id()),
+            new Column<>("mode", r -> r.mode().id()),
+            new Column<>("connections", r -> Integer.toString(r.connections())),
+            new Column<>("size_bytes", r -> Integer.toString(r.length())),
+            new Column<>("offered_per_s", r -> num(r.offeredPerSec())),
+            new Column<>("achieved_per_s", r -> num(r.achievedPerSec())),
+            new Column<>("latency_mean_us", r -> num(r.latencyMeanUs())),
+            new Column<>("latency_p50_us", r -> num(r.latencyP50Us())),
+            new Column<>("latency_p99_us", r -> num(r.latencyP99Us())),
+            new Column<>("latency_p999_us", r -> num(r.latencyP999Us())),
+            new Column<>("client_cpu_us_per_request", r -> num(r.clientCpuUsPerRequest())),
+            new Column<>("server_cpu_us_per_request", r -> num(r.serverCpuUsPerRequest())),
+            new Column<>("client_peak_rss_kb", r -> Long.toString(r.clientPeakRssKb())),
+            new Column<>("server_peak_rss_kb", r -> Long.toString(r.serverPeakRssKb())),
+            new Column<>("transport", LoadRecord::transport),
+            new Column<>("elapsed_s", r -> num(r.elapsedSeconds())),
+            new Column<>("error", r -> r.error() == null ? "" : r.error()));
+
+    /** Writes the load mode's runs as CSV (also after every run). */
+    static void writeLoadCsv(Path file, List<LoadRecord> load) {
+        writeCsv(file, LOAD_COLUMNS, load);
     }
 
     private void writeSummaryCsv(Path file) {

@@ -16,14 +16,18 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * CI's run of {@code hadronio evaluate --profile smoke}: every provider and mode at two sizes,
- * one repetition, as real JVM pairs. It checks that the evaluation runs and writes what it
+ * one repetition, as real JVM pairs, and the load mode at one rate with 10 connections. It checks that the evaluation runs and writes what it
  * promises (JSON, CSV, SVG and PNG figures, the report) and that {@code render} reproduces the
  * report from the JSON; no figure is checked for speed.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class EvaluateSmokeTest {
     private static final List<String> FIGURES = List.of("throughput-blocking", "latency-blocking",
-            "throughput-nonblocking", "latency-nonblocking", "throughput-netty", "latency-netty");
+            "throughput-nonblocking", "latency-nonblocking", "throughput-netty", "latency-netty",
+            "load-latency-blocking", "load-cpu-blocking", "load-latency-nonblocking", "load-cpu-nonblocking",
+            "load-latency-netty", "load-cpu-netty");
+    // load mode: three server models x two providers, one rate, one connection count
+    private static final int LOAD_RUNS = 6;
 
     @TempDir
     Path dir;
@@ -47,6 +51,13 @@ class EvaluateSmokeTest {
             assertTrue(!run.get("transport").asText().isEmpty(), run.toString());
         }
 
+        assertEquals(LOAD_RUNS, json.get("load").size(), "one load run per server model and provider");
+        for (JsonNode run : json.get("load")) {
+            assertTrue(run.get("error").isNull(), run.toString());
+            assertTrue(!run.get("transport").asText().isEmpty(), run.toString());
+        }
+        assertEquals(LOAD_RUNS + 1, Files.readAllLines(dir.resolve(Results.LOAD_CSV)).size());
+
         List<String> csv = Files.readAllLines(dir.resolve(Results.RUNS_CSV));
         assertEquals(points + 1, csv.size(), "header and one row per run");
         assertEquals(points + 1, Files.readAllLines(dir.resolve(Results.SUMMARY_CSV)).size());
@@ -55,7 +66,8 @@ class EvaluateSmokeTest {
             assertTrue(Files.size(dir.resolve("figures/" + f + ".png")) > 1000, f + ".png");
         }
         String md = read(report);
-        assertTrue(md.contains("## Summary") && md.contains("figures/throughput-blocking.png"), md);
+        assertTrue(md.contains("## Summary") && md.contains("figures/throughput-blocking.png")
+                && md.contains("## Load") && md.contains("figures/load-latency-netty.png"), md);
 
         // the report is a function of results.json: rendering it again gives the same file
         Files.delete(report);
