@@ -366,6 +366,7 @@ final class EvaluationReport {
                         .append(keptUpTo(load, Provider.HADRONIO, m, c)).append(" |\n");
             }
         }
+        md.append('\n').append(loadComparison(load));
         md.append("\nEvery run:\n\n| server | provider | conn. | offered/s | answered/s | p50 µs | p99 µs | p99.9 µs | "
                 + "CPU µs/req client / server | peak RSS MiB client / server | transport |\n"
                 + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
@@ -379,6 +380,46 @@ final class EvaluationReport {
                     .append(" | ").append(r.transport()).append(" |\n");
         }
         return md.append('\n').toString();
+    }
+
+    /**
+     * Per server model and connection count, at the lowest offered rate both providers ran
+     * without failing: hadroNIO's median and p99 response time and server CPU per request as
+     * multiples of the JDK's (below 1: hadroNIO lower).
+     */
+    private static String loadComparison(List<LoadRecord> load) {
+        StringBuilder d = new StringBuilder("hadroNIO against the JDK at the lowest offered rate (×: hadroNIO / JDK, "
+                + "below 1 is hadroNIO lower):\n\n");
+        boolean any = false;
+        for (Mode m : NIO_MODES) {
+            for (int c : load.stream().filter(r -> r.mode() == m).map(LoadRecord::connections).distinct().sorted().toList()) {
+                Optional<LoadRecord> j = lowest(load, Provider.JDK, m, c);
+                Optional<LoadRecord> h = lowest(load, Provider.HADRONIO, m, c);
+                if (j.isEmpty() || h.isEmpty() || j.get().offeredPerSec() != h.get().offeredPerSec()) {
+                    continue;
+                }
+                any = true;
+                LoadRecord jr = j.get();
+                LoadRecord hr = h.get();
+                d.append(String.format(Locale.ROOT, "- %s server, %d connection%s, %s/s: p50 %s vs %s µs (%s), p99 %s vs "
+                                + "%s µs (%s), server CPU %s vs %s µs per request (%s), answered %s vs %s/s\n", m.id(), c,
+                        c == 1 ? "" : "s", fmt(jr.offeredPerSec()), fmt(hr.latencyP50Us()), fmt(jr.latencyP50Us()),
+                        times(hr.latencyP50Us(), jr.latencyP50Us()), fmt(hr.latencyP99Us()), fmt(jr.latencyP99Us()),
+                        times(hr.latencyP99Us(), jr.latencyP99Us()), fmt(hr.serverCpuUsPerRequest()),
+                        fmt(jr.serverCpuUsPerRequest()), times(hr.serverCpuUsPerRequest(), jr.serverCpuUsPerRequest()),
+                        fmt(hr.achievedPerSec()), fmt(jr.achievedPerSec())));
+            }
+        }
+        return any ? d.toString() : "";
+    }
+
+    private static Optional<LoadRecord> lowest(List<LoadRecord> load, Provider p, Mode m, int connections) {
+        return load.stream().filter(r -> r.provider() == p && r.mode() == m && r.connections() == connections && r.ok())
+                .min(java.util.Comparator.comparingDouble(LoadRecord::offeredPerSec));
+    }
+
+    private static String times(double a, double b) {
+        return Double.isNaN(a) || Double.isNaN(b) || b == 0 ? "–" : String.format(Locale.ROOT, "%.2f×", a / b);
     }
 
     private static String keptUpTo(List<LoadRecord> load, Provider p, Mode m, int connections) {
