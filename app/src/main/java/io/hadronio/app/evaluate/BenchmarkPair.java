@@ -136,8 +136,13 @@ final class BenchmarkPair {
                 ops = 1e6 / mean;
                 bytes = ops * point.size();
             } else if (point.mode() == Mode.RAW) {
-                ops = r.number("mmsg_per_s") * 1e6;
-                bytes = r.number("gb_per_s") * 1e9;
+                // the binding prints both with 3 decimals: a slow run's M msg/s can read 0.000 where its GB/s
+                // still has digits, a small message's GB/s 0.002 where its M msg/s reads 0.416; the larger
+                // printed number has more significant digits, so both figures come from it
+                double gb = r.number("gb_per_s");
+                double mmsg = r.number("mmsg_per_s");
+                bytes = mmsg >= gb ? mmsg * 1e6 * point.size() : gb * 1e9;
+                ops = bytes / point.size();
             } else {
                 ops = r.number("ops_per_s");
                 bytes = r.number("mb_per_s") * 1e6;

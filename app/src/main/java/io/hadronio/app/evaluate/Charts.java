@@ -222,12 +222,17 @@ final class Charts {
      */
     private static void add(XYChart chart, String name, List<PointSummary> line, Function<PointSummary, Stat> value,
                             double scale, int axis, BasicStroke stroke, Color color) {
-        double[] x = new double[line.size()];
-        double[] y = new double[line.size()];
-        double[] e = new double[line.size()];
-        for (int i = 0; i < line.size(); i++) {
-            Stat s = value.apply(line.get(i));
-            x[i] = Math.log(line.get(i).point().size()) / Math.log(2);
+        // a log axis cannot show zero (a value printed as 0.000) or a missing value: such points are left out
+        List<PointSummary> drawn = line.stream().filter(p -> value.apply(p).mean() > 0).toList();
+        if (drawn.isEmpty()) {
+            return;
+        }
+        double[] x = new double[drawn.size()];
+        double[] y = new double[drawn.size()];
+        double[] e = new double[drawn.size()];
+        for (int i = 0; i < drawn.size(); i++) {
+            Stat s = value.apply(drawn.get(i));
+            x[i] = Math.log(drawn.get(i).point().size()) / Math.log(2);
             y[i] = s.mean() * scale;
             e[i] = Math.min(s.sd() * scale, 0.9 * y[i]);
         }
