@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -176,6 +177,7 @@ final class BenchmarkPair {
             ClientWatch clientWatch = new ClientWatch(server);
             client = start(provider, pinning.clientCpu(), clientArgs, clientLog, clientWatch);
             clientWatch.self = client;
+            clientWatch.startSamplingServer();
             Files.writeString(logDir.resolve(tag + "-command.txt"), String.join(" ", command(pinning.clientCpu(),
                     clientArgs)) + "\n", StandardCharsets.UTF_8);
             if (!client.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
@@ -195,17 +197,12 @@ final class BenchmarkPair {
             if (clientWatch.result == null) {
                 throw new IOException("the client printed no RESULT line (" + clientLog + ")");
             }
-            return new Outcome(clientWatch.result, delta(clientWatch.clientCpuAtOpen, clientWatch.clientCpuAtEnd),
-                    delta(clientWatch.serverCpuAtOpen, clientWatch.serverCpuAtEnd), clientWatch.peakRssKb,
+            return new Outcome(clientWatch.result, clientWatch.clientCpu, clientWatch.serverCpu, clientWatch.peakRssKb,
                     serverWatch.peakRssKb, (System.nanoTime() - started) / 1e9);
         } finally {
             destroy(client);
             destroy(server);
         }
-    }
-
-    private static long delta(long open, long end) {
-        return open < 0 || end < 0 ? -1 : end - open;
     }
 
     private static void awaitListening(Process server, ServerWatch watch, Path log) throws Exception {
@@ -310,34 +307,63 @@ final class BenchmarkPair {
         }
     }
 
-    /** The client's output: samples both processes' CPU at the window's open and at the RESULT line. */
+    /**
+     * The client's output: samples both processes' CPU at the window's open and at the RESULT
+     * line. A server often ends before the client has printed its result (it has answered
+     * everything), so the server's CPU is also sampled every {@link #SAMPLE_MILLIS} ms from
+     * {@code /proc/PID/stat}; when the server is gone at the end, its window is measured from
+     * those samples instead (10 ms ticks, and up to one interval of its last work missing).
+     */
     static final class ClientWatch extends OutputWatch {
+        static final long SAMPLE_MILLIS = 10;
         private final Process server;
         volatile Process self;
-        volatile long clientCpuAtOpen = -1;
-        volatile long serverCpuAtOpen = -1;
-        volatile long clientCpuAtEnd = -1;
-        volatile long serverCpuAtEnd = -1;
         volatile ResultLine result;
+        // CPU nanoseconds of each process in the window, -1 until known
+        volatile long clientCpu = -1;
+        volatile long serverCpu = -1;
+        private volatile Map<Long, Long> clientAtOpen;
+        private volatile Map<Long, Long> serverAtOpen;
+        // the same window from /proc/PID/stat, for a server that ended before the client's result
+        private volatile long serverTicksAtOpen = -1;
+        private volatile long serverTicksLast = -1;
 
         ClientWatch(Process server) {
             this.server = server;
         }
 
+        void startSamplingServer() {
+            Thread.ofPlatform().daemon().name("server-cpu-" + server.pid()).start(() -> {
+                while (result == null && server.isAlive()) {
+                    long t = ProcessCpu.tickNanos(server.pid());
+                    if (t >= 0) {
+                        serverTicksLast = t;
+                    }
+                    try {
+                        Thread.sleep(SAMPLE_MILLIS);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+        }
+
         @Override
         void line(String l) {
             if (l.equals(MeasurementWindow.OPEN_LINE)) {
-                clientCpuAtOpen = cpu(self);
-                serverCpuAtOpen = ProcessCpu.nanos(server.pid());
+                clientAtOpen = self == null ? null : ProcessCpu.threads(self.pid());
+                serverAtOpen = ProcessCpu.threads(server.pid());
+                serverTicksAtOpen = ProcessCpu.tickNanos(server.pid());
             } else if (l.startsWith(ResultLine.PREFIX)) {
-                clientCpuAtEnd = cpu(self);
-                serverCpuAtEnd = ProcessCpu.nanos(server.pid());
+                clientCpu = self == null ? -1 : ProcessCpu.window(clientAtOpen, ProcessCpu.threads(self.pid()));
+                serverCpu = ProcessCpu.window(serverAtOpen, ProcessCpu.threads(server.pid()));
+                if (serverCpu < 0 && serverTicksAtOpen >= 0 && serverTicksLast >= 0) {
+                    // the server is gone: its window from the periodic samples
+                    serverCpu = serverTicksLast - serverTicksAtOpen;
+                }
                 result = new ResultLine(l);
             }
         }
 
-        private static long cpu(Process p) {
-            return p == null ? -1 : ProcessCpu.nanos(p.pid());
-        }
     }
 }

@@ -349,7 +349,9 @@ final class EvaluationReport {
                 .append("Selector thread), **Netty** (one event loop). Offered rates rise until the server answers less ")
                 .append(String.format(Locale.ROOT, "than %.0f %% of them (saturated: higher rates are not run). ",
                         100 * LoadPlan.SATURATED))
-                .append("CPU per request is each process's CPU time in the measured window over the answered requests.\n\n");
+                .append("CPU per request is each process's CPU time in the measured window over the answered requests; ")
+                .append("the client spins while a request is due within 2 ms, so its CPU per request measures that ")
+                .append("choice, not the provider: compare the servers'.\n\n");
         for (Mode m : NIO_MODES) {
             for (Charts.Figure f : Charts.forLoad(m, load)) {
                 String stem = link(base, figuresDir.resolve(f.name()));
