@@ -2,10 +2,10 @@ package io.hadronio.app.load;
 
 import io.hadronio.app.LatencySummary;
 import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.blocking.Endpoints;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -49,7 +49,7 @@ final class LoadClient {
         SocketChannel[] channels = new SocketChannel[connections];
         try (Selector selector = Selector.open()) {
             for (int c = 0; c < connections; c++) {
-                channels[c] = connect(remote);
+                channels[c] = Endpoints.connect(remote);
                 channels[c].configureBlocking(false);
                 channels[c].register(selector, SelectionKey.OP_READ, c);
             }
@@ -143,35 +143,7 @@ final class LoadClient {
                 }
             }
         }
-        String transport = transport(channels[0]);
+        String transport = Endpoints.transport(channels[0]);
         return new Outcome(count == 0 ? null : LatencySummary.of(Arrays.copyOf(times, count)), count, seconds, transport);
-    }
-
-    private static SocketChannel connect(InetSocketAddress remote) throws IOException, InterruptedException {
-        IOException last = null;
-        for (int attempt = 0; attempt < 100; attempt++) {
-            SocketChannel channel = SocketChannel.open();
-            try {
-                channel.connect(remote);
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                return channel;
-            } catch (java.net.ConnectException e) {
-                channel.close();
-                last = e;
-                Thread.sleep(100);
-            }
-        }
-        throw last;
-    }
-
-    /** "cma,sysv" for a hadroNIO channel on UCX, "kernel-tcp" otherwise. */
-    static String transport(SocketChannel channel) {
-        try {
-            Object t = channel.getClass().getMethod("transports").invoke(channel);
-            String lanes = String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
-            return lanes.isEmpty() ? "kernel-tcp" : lanes;
-        } catch (ReflectiveOperationException e) {
-            return "kernel-tcp";
-        }
     }
 }
