@@ -94,8 +94,8 @@ final class BenchmarkPair {
     RunRecord run(Point point, RunSizing sizing, int repetition) {
         long started = System.nanoTime();
         try {
-            List<List<String>> args = arguments(point, sizing, freePort());
-            Outcome o = run("r" + repetition + "-" + point.tag(), point.provider(), args.get(0), args.get(1));
+            Outcome o = runOnFreePort("r" + repetition + "-" + point.tag(), point.provider(),
+                    port -> arguments(point, sizing, port));
             return o.record(point, repetition);
         } catch (Exception e) {
             return RunRecord.failed(repetition, point, (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
@@ -154,6 +154,33 @@ final class BenchmarkPair {
         }
     }
 
+    /** The server's port was taken between {@link #freePort()} and its bind. */
+    static final class PortTaken extends IOException {
+        PortTaken(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * {@link #run} on a port picked free just before; once more on another port if the server
+     * found it taken (the pick and the server's bind cannot be atomic).
+     *
+     * @param arguments server and client arguments for a port
+     */
+    Outcome runOnFreePort(String tag, Provider provider, java.util.function.IntFunction<List<List<String>>> arguments)
+            throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            List<List<String>> args = arguments.apply(freePort());
+            try {
+                return run(tag, provider, args.get(0), args.get(1));
+            } catch (PortTaken e) {
+                if (attempt == 2) {
+                    throw e;
+                }
+            }
+        }
+    }
+
     /**
      * Runs one pair: the server ({@code hadronio <serverArgs>}) on its core, and once it
      * listens the client ({@code hadronio <clientArgs>}) on its own; both must exit 0 and the
@@ -209,7 +236,9 @@ final class BenchmarkPair {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SERVER_START_SECONDS);
         while (!watch.listening.isDone()) {
             if (!server.isAlive()) {
-                throw new IOException("server exited with " + server.exitValue() + " before listening (" + log + ")");
+                watch.output.get(10, TimeUnit.SECONDS);
+                String message = "server exited with " + server.exitValue() + " before listening (" + log + ")";
+                throw watch.portTaken ? new PortTaken(message) : new IOException(message);
             }
             if (System.nanoTime() > deadline) {
                 throw new IOException("server did not listen within " + SERVER_START_SECONDS + " s (" + log + ")");
@@ -255,7 +284,7 @@ final class BenchmarkPair {
     }
 
     /** A TCP port that nobody listens on now (the server binds it a moment later). */
-    static int freePort() throws IOException {
+    private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
@@ -295,14 +324,17 @@ final class BenchmarkPair {
         abstract void line(String l);
     }
 
-    /** The server's output: when it listens, and its peak memory. */
+    /** The server's output: when it listens, whether its port was taken, and its peak memory. */
     static final class ServerWatch extends OutputWatch {
         final CompletableFuture<Void> listening = new CompletableFuture<>();
+        volatile boolean portTaken;
 
         @Override
         void line(String l) {
             if (l.contains(LISTENING)) {
                 listening.complete(null);
+            } else if (l.contains("BindException: Address already in use")) {
+                portTaken = true;
             }
         }
     }

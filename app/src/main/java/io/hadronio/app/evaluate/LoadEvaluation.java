@@ -75,13 +75,15 @@ final class LoadEvaluation {
     private LoadRecord run(BenchmarkPair pair, Provider provider, Mode mode, int connections, int rate) {
         long started = System.nanoTime();
         try {
-            String address = "127.0.0.1:" + BenchmarkPair.freePort();
-            List<String> server = List.of("load", "-s", "-a", address, "--mode", mode.id());
-            List<String> client = List.of("load", "-r", address, "--mode", mode.id(), "-c", Integer.toString(connections),
-                    "--rate", Integer.toString(rate), "-l", Integer.toString(plan.length()),
-                    "--warmup", Double.toString(plan.warmupSeconds()), "--duration", Double.toString(plan.seconds()));
-            BenchmarkPair.Outcome o = pair.run("load-" + mode.id() + "-" + provider.id() + "-c" + connections + "-r"
-                    + rate, provider, server, client);
+            BenchmarkPair.Outcome o = pair.runOnFreePort("load-" + mode.id() + "-" + provider.id() + "-c" + connections
+                    + "-r" + rate, provider, port -> {
+                        String address = "127.0.0.1:" + port;
+                        return List.of(List.of("load", "-s", "-a", address, "--mode", mode.id()),
+                                List.of("load", "-r", address, "--mode", mode.id(), "-c", Integer.toString(connections),
+                                        "--rate", Integer.toString(rate), "-l", Integer.toString(plan.length()),
+                                        "--warmup", Double.toString(plan.warmupSeconds()),
+                                        "--duration", Double.toString(plan.seconds())));
+                    });
             ResultLine r = o.result();
             long answered = (long) r.number("messages");
             return new LoadRecord(provider, mode, connections, plan.length(), rate, r.number("achieved_per_s"),
