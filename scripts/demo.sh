@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # hadroNIO demo: builds the project, then measures on 127.0.0.1, side by side and interleaved,
-# two processes pinned to one core each, and prints one table of medians per section:
+# two processes pinned to one core each, and prints one table per section:
+#   evaluate  (the default) "hadronio evaluate --profile quick" (issue 11): the JDK's provider, hadroNIO and
+#             the UCX binding in blocking, non-blocking (Selector) and Netty mode, throughput and latency
+#             from 4 B to 1 MiB; results, figures and a report in $LOG_DIR/evaluation; prints its summary
 #   ucx       the UCX binding ("hadronio ucx benchmark") against UCX's own ucx_perftest
 #   blocking  blocking NIO ("hadronio blocking benchmark") on hadroNIO and on the JDK's provider:
 #             8 B round trip (p50, average), 64 KiB streaming (MB/s), 8-byte writes per second
 #   netty     the same for Netty's NIO transport ("hadronio netty benchmark")
 #
-#   scripts/demo.sh                       # everything, about 5 minutes on an idle 2-core machine
-#   RUNS=5 scripts/demo.sh                # more rounds per measurement
+#   scripts/demo.sh                       # the quick evaluation, about 5-10 minutes on a 2-core machine
+#   PROFILE=full scripts/demo.sh          # the full evaluation (see docs/EVALUATION.md for its duration)
+#   SECTIONS="ucx blocking netty" scripts/demo.sh   # the older side-by-side tables, about 5 minutes
+#   RUNS=5 SECTIONS=blocking scripts/demo.sh        # more rounds per measurement
 #   SECTIONS=netty SKIP_BUILD=1 scripts/demo.sh
 #   SIZES="8 65536" SECTIONS=ucx scripts/demo.sh
 #
 # Environment:
 #   RUNS        interleaved rounds per measurement (default 3; the tables show medians)
-#   SECTIONS    which comparisons to run (default "ucx blocking netty"; run_section_<name>/print_section_<name>)
+#   SECTIONS    which comparisons to run (default "evaluate"; also ucx blocking netty; run_section_<name>/print_section_<name>)
+#   PROFILE     evaluate section: smoke, quick (default) or full
 #   SIZES       ucx section: message sizes in bytes (default "8 1024 65536 1048576")
 #   BLOCKING_CASES  blocking section: any of lat8 stream msg8 (default all)
 #   NETTY_CASES     netty section: any of lat8 stream msg8 msg8f (default "lat8 stream msg8";
@@ -30,7 +36,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 RUNS="${RUNS:-3}"
 SIZES="${SIZES:-8 1024 65536 1048576}"
-SECTIONS="${SECTIONS:-ucx blocking netty}"
+SECTIONS="${SECTIONS:-evaluate}"
+PROFILE="${PROFILE:-quick}"
 SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
@@ -457,6 +464,33 @@ print_section_netty() {
     "issue 4 (round trip 8 B <= 4 µs median, 64 KiB streaming >= 5 GB/s, 8-byte messages >= 2 M/s)"
 }
 
+# ---- section "evaluate": hadronio evaluate (issue 11) --------------------------------------------
+#
+# The evaluation starts and pins its JVM pairs itself (SERVER_CPU/CLIENT_CPU), shows a progress bar
+# on the terminal and prints its summary table at the end; docs/EVALUATION.md explains the columns.
+
+run_section_evaluate() {
+  local rev
+  rev="$(git -C "$HADRONIO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  # evaluate exits 1 when a run failed; its results and report still hold every other run (the report lists
+  # the failed ones), so the demo goes on to print the table and says so, and dies only without results
+  local rc=0
+  "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" evaluate --profile "$PROFILE" --output "$LOG_DIR/evaluation" \
+    --server-cpu "$SERVER_CPU" --client-cpu "$CLIENT_CPU" --revision "$rev" | tee "$LOG_DIR/evaluate.txt" || rc=$?
+  [ -f "$LOG_DIR/evaluation/results.json" ] || die "hadronio evaluate failed (exit $rc) before writing results"
+  if [ "$rc" != 0 ]; then
+    note "some evaluation runs failed: see 'Failed runs' in $LOG_DIR/evaluation/EVALUATION.md"
+  fi
+}
+
+print_section_evaluate() {
+  echo
+  echo "hadronio evaluate --profile $PROFILE: JDK provider vs hadroNIO vs the UCX binding, 127.0.0.1, server on core $SERVER_CPU, client on core $CLIENT_CPU"
+  echo "(means of the profile's repetitions; the report with figures and every size: $LOG_DIR/evaluation/EVALUATION.md)"
+  echo
+  sed -n '/^| mode /,/^$/p' "$LOG_DIR/evaluate.txt"
+}
+
 # ---- main --------------------------------------------------------------------------------------
 
 main() {
@@ -466,7 +500,7 @@ main() {
   command -v ss >/dev/null || die "ss (iproute2) is needed to see when a server listens"
   [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$RUNS'"
   local c
-  for c in $SECTIONS; do declare -F "run_section_$c" >/dev/null || die "unknown section '$c' (ucx blocking netty)"; done
+  for c in $SECTIONS; do declare -F "run_section_$c" >/dev/null || die "unknown section '$c' (evaluate ucx blocking netty)"; done
   for c in $BLOCKING_CASES; do app_case blocking "$c" >/dev/null || die "unknown BLOCKING_CASES entry '$c' (lat8 stream msg8)"; done
   for c in $NETTY_CASES; do app_case netty "$c" >/dev/null || die "unknown NETTY_CASES entry '$c' (lat8 stream msg8 msg8f)"; done
   local cpus; cpus="$(nproc)"

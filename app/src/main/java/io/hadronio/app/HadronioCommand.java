@@ -1,7 +1,10 @@
 package io.hadronio.app;
 
 import io.hadronio.app.blocking.BlockingCommand;
+import io.hadronio.app.blocking.NonBlockingCommand;
+import io.hadronio.app.evaluate.EvaluateCommand;
 import io.hadronio.app.grpc.GrpcCommand;
+import io.hadronio.app.load.LoadCommand;
 import io.hadronio.app.netty.NettyCommand;
 import io.hadronio.app.ucx.UcxCommand;
 import io.hadronio.ucx.Ucx;
@@ -19,7 +22,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
-        subcommands = {UcxCommand.class, BlockingCommand.class, NettyCommand.class, GrpcCommand.class,
+        subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class,
+            GrpcCommand.class, LoadCommand.class, EvaluateCommand.class,
             CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec
@@ -36,6 +40,7 @@ public final class HadronioCommand implements Runnable {
     }
 
     public static void main(String[] args) {
+        ProcessResources.reportAtExitIfAsked();
         System.exit(commandLine().execute(args));
     }
 

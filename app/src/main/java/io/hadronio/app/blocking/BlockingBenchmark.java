@@ -1,11 +1,12 @@
 package io.hadronio.app.blocking;
 
+import io.hadronio.app.LatencySummary;
+import io.hadronio.app.MeasurementWindow;
 import io.hadronio.app.Role;
 import io.hadronio.app.SocketAddressConverter;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -52,6 +53,7 @@ final class BlockingBenchmark implements Runnable {
                 description = "Warm-up messages before measuring (default: a tenth of --messages, at least 1000).")
         int threshold;
 
+        /** The RESULT line's kind starts with this: {@code blocking}, {@code nonblocking}. */
         abstract String kind();
 
         abstract void serve(SocketChannel channel, int length, long total) throws Exception;
@@ -60,7 +62,7 @@ final class BlockingBenchmark implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-        io.hadronio.app.ProviderSelection.apply();
+            io.hadronio.app.ProviderSelection.apply();
             if (role.server) {
                 try (SocketChannel channel = Endpoints.acceptOne(address)) {
                     ByteBuffer settings = ByteBuffer.allocate(12);
@@ -91,7 +93,7 @@ final class BlockingBenchmark implements Runnable {
     static final class Latency extends Base {
         @Override
         String kind() {
-            return "latency";
+            return "blocking";
         }
 
         @Override
@@ -110,6 +112,9 @@ final class BlockingBenchmark implements Runnable {
             ByteBuffer buffer = ByteBuffer.allocateDirect(length);
             long[] rtt = new long[messages];
             for (int i = 0; i < warmup + messages; i++) {
+                if (i == warmup) {
+                    MeasurementWindow.open();
+                }
                 long start = System.nanoTime();
                 buffer.clear();
                 Endpoints.writeFully(channel, buffer);
@@ -119,29 +124,14 @@ final class BlockingBenchmark implements Runnable {
                     rtt[i - warmup] = System.nanoTime() - start;
                 }
             }
-            long sum = 0;
-            for (long r : rtt) {
-                sum += r;
-            }
-            Arrays.sort(rtt);
-            double avgUs = sum / 1000.0 / messages;
-            double p50 = pct(rtt, 0.50);
-            double p90 = pct(rtt, 0.90);
-            double p99 = pct(rtt, 0.99);
-            double p999 = pct(rtt, 0.999);
-            double opsPerSec = messages / (sum / 1e9);
+            LatencySummary summary = LatencySummary.of(rtt);
+            double opsPerSec = 1e6 / summary.avgUs();
             String transport = Endpoints.transport(channel);
-            System.out.printf(Locale.ROOT, "round trip %d B over %s (%s): avg %.2f us, p50 %.2f, p90 %.2f, p99 %.2f, "
-                    + "p99.9 %.2f us, %.0f round trips/s%n", length, transport, provider(), avgUs, p50, p90, p99, p999,
-                    opsPerSec);
-            System.out.printf(Locale.ROOT, "RESULT kind=blocking-latency provider=%s length=%d messages=%d avg_us=%.3f "
-                    + "p50_us=%.3f p90_us=%.3f p99_us=%.3f p999_us=%.3f ops_per_s=%.0f transports=%s%n", provider(),
-                    length, messages, avgUs, p50, p90, p99, p999, opsPerSec, transport);
-        }
-
-        private static double pct(long[] sorted, double p) {
-            int i = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
-            return sorted[Math.max(0, i)] / 1000.0;
+            System.out.printf(Locale.ROOT, "round trip %d B over %s (%s): %s, %.0f round trips/s%n", length, transport,
+                    provider(), summary.describe(), opsPerSec);
+            System.out.printf(Locale.ROOT, "RESULT kind=%s-latency provider=%s length=%d messages=%d %s "
+                    + "ops_per_s=%.0f transports=%s%n", kind(), provider(), length, messages, summary.resultFields(),
+                    opsPerSec, transport);
         }
     }
 
@@ -150,7 +140,7 @@ final class BlockingBenchmark implements Runnable {
     static final class Throughput extends Base {
         @Override
         String kind() {
-            return "throughput";
+            return "blocking";
         }
 
         @Override
@@ -178,6 +168,7 @@ final class BlockingBenchmark implements Runnable {
                 buffer.clear();
                 Endpoints.writeFully(channel, buffer);
             }
+            MeasurementWindow.open();
             long start = System.nanoTime();
             for (int i = 0; i < messages; i++) {
                 buffer.clear();
@@ -190,8 +181,8 @@ final class BlockingBenchmark implements Runnable {
             String transport = Endpoints.transport(channel);
             System.out.printf(Locale.ROOT, "streaming %d B writes over %s (%s): %.1f MB/s, %.0f writes/s%n", length,
                     transport, provider(), mbPerSec, opsPerSec);
-            System.out.printf(Locale.ROOT, "RESULT kind=blocking-throughput provider=%s length=%d messages=%d "
-                    + "mb_per_s=%.1f ops_per_s=%.0f transports=%s%n", provider(), length, messages, mbPerSec, opsPerSec,
+            System.out.printf(Locale.ROOT, "RESULT kind=%s-throughput provider=%s length=%d messages=%d "
+                    + "mb_per_s=%.1f ops_per_s=%.0f transports=%s%n", kind(), provider(), length, messages, mbPerSec, opsPerSec,
                     transport);
         }
     }

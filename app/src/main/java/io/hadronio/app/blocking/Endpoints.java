@@ -1,5 +1,6 @@
 package io.hadronio.app.blocking;
 
+import io.hadronio.app.Transports;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -9,8 +10,8 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 
-/** Connection set-up and full reads/writes shared by the blocking commands. */
-final class Endpoints {
+/** Connection set-up and full reads/writes shared by the blocking, non-blocking and load commands. */
+public final class Endpoints {
     private Endpoints() {
     }
 
@@ -28,7 +29,7 @@ final class Endpoints {
     }
 
     /** Client side: connect, retrying for a few seconds while the server starts. */
-    static SocketChannel connect(InetSocketAddress remote) throws IOException, InterruptedException {
+    public static SocketChannel connect(InetSocketAddress remote) throws IOException, InterruptedException {
         IOException last = null;
         for (int attempt = 0; attempt < 100; attempt++) {
             SocketChannel channel = SocketChannel.open();
@@ -60,14 +61,7 @@ final class Endpoints {
     }
 
     /** "sysv,cma" for a hadroNIO channel, "kernel-tcp" for the JDK's. */
-    static String transport(SocketChannel channel) {
-        try {
-            Object t = channel.getClass().getMethod("transports").invoke(channel);
-            String lanes = String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
-            // a hadroNIO channel whose peer is not accelerated runs on plain kernel TCP
-            return lanes.isEmpty() ? "kernel-tcp" : lanes;
-        } catch (ReflectiveOperationException e) {
-            return "kernel-tcp";
-        }
+    public static String transport(SocketChannel channel) {
+        return Transports.of(channel);
     }
 }

@@ -1,5 +1,6 @@
 package io.hadronio.app.netty;
 
+import io.hadronio.app.MeasurementWindow;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -84,6 +85,7 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
         private void send(ChannelHandlerContext ctx) {
             sentAt = System.nanoTime();
             if (index == settings.warmup()) {
+                MeasurementWindow.open();
                 start = sentAt;
             }
             ctx.writeAndFlush(template.retainedDuplicate(), ctx.voidPromise());
@@ -191,6 +193,7 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
                 acks++;
                 if (acks == 1) {
                     // warm-up received: the measured part starts now
+                    MeasurementWindow.open();
                     start = System.nanoTime();
                     remaining = settings.messages();
                     pump();

@@ -1,5 +1,6 @@
 package io.hadronio.app.netty;
 
+import io.hadronio.app.LatencySummary;
 import io.hadronio.app.Role;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.SocketAddressConverter;
@@ -210,31 +211,23 @@ final class NettyBenchmark implements Runnable {
             long[] all = new long[(int) settings.messages() * runs.size()];
             long first = Long.MAX_VALUE;
             long last = Long.MIN_VALUE;
-            long sum = 0;
             int k = 0;
             for (BenchmarkClient.LatencyRun run : runs) {
                 for (long r : run.rtt()) {
                     all[k++] = r;
-                    sum += r;
                 }
                 first = Math.min(first, run.start());
                 last = Math.max(last, run.end());
             }
-            java.util.Arrays.sort(all);
-            double avgUs = sum / 1000.0 / all.length;
-            double p50 = pct(all, 0.50);
-            double p90 = pct(all, 0.90);
-            double p99 = pct(all, 0.99);
-            double p999 = pct(all, 0.999);
+            LatencySummary summary = LatencySummary.of(all);
             double opsPerSec = all.length / ((last - first) / 1e9);
             String transport = runs.get(0).transport();
-            System.out.printf(Locale.ROOT, "netty round trip %d B over %s (%s, %d connection%s): avg %.2f us, p50 %.2f, "
-                    + "p90 %.2f, p99 %.2f, p99.9 %.2f us, %.0f round trips/s%n", length, transport, provider(),
-                    connections, connections == 1 ? "" : "s", avgUs, p50, p90, p99, p999, opsPerSec);
+            System.out.printf(Locale.ROOT, "netty round trip %d B over %s (%s, %d connection%s): %s, %.0f round trips/s%n",
+                    length, transport, provider(), connections, connections == 1 ? "" : "s", summary.describe(),
+                    opsPerSec);
             System.out.printf(Locale.ROOT, "RESULT kind=netty-latency provider=%s length=%d messages=%d connections=%d "
-                    + "avg_us=%.3f p50_us=%.3f p90_us=%.3f p99_us=%.3f p999_us=%.3f ops_per_s=%.0f transports=%s%n",
-                    provider(), length, settings.messages(), connections, avgUs, p50, p90, p99, p999, opsPerSec,
-                    transport);
+                    + "%s ops_per_s=%.0f transports=%s%n", provider(), length, settings.messages(), connections,
+                    summary.resultFields(), opsPerSec, transport);
         }
     }
 
@@ -351,14 +344,10 @@ final class NettyBenchmark implements Runnable {
         void runClient(EventLoopGroup group, InetSocketAddress remote, BenchmarkHeader settings) throws Exception {
             BenchmarkClient.ConnectionRun run = BenchmarkClient.runConnections(group, remote, settings);
             long[] times = run.times();
-            long sum = 0;
-            for (long t : times) {
-                sum += t;
-            }
-            java.util.Arrays.sort(times);
-            double avgUs = sum / 1000.0 / times.length;
-            double p50 = pct(times, 0.50);
-            double p99 = pct(times, 0.99);
+            LatencySummary summary = LatencySummary.of(times);
+            double avgUs = summary.avgUs();
+            double p50 = summary.p50Us();
+            double p99 = summary.p99Us();
             double perSec = times.length / ((run.end() - run.start()) / 1e9);
             System.out.printf(Locale.ROOT, "netty connections over %s (%s, %d at a time, %d B exchanged): %.0f "
                     + "connections/s, %.1f us per connection (p50 %.1f, p99 %.1f)%n", run.transport(), provider(),
@@ -367,10 +356,5 @@ final class NettyBenchmark implements Runnable {
                     + "conn_per_s=%.0f avg_us=%.1f p50_us=%.1f p99_us=%.1f transports=%s%n", provider(), length,
                     times.length, connections, perSec, avgUs, p50, p99, run.transport());
         }
-    }
-
-    static double pct(long[] sorted, double p) {
-        int i = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
-        return sorted[Math.max(0, i)] / 1000.0;
     }
 }

@@ -1,6 +1,7 @@
 package io.hadronio.app.netty;
 
 import io.hadronio.HadronioProvider;
+import io.hadronio.app.Transports;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -111,13 +112,6 @@ public final class NettySupport {
         if (ch == null) {
             return "unknown";
         }
-        try {
-            Object t = ch.getClass().getMethod("transports").invoke(ch);
-            String lanes = String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
-            // a hadroNIO channel whose peer is not accelerated runs on plain kernel TCP
-            return lanes.isEmpty() ? "kernel-tcp" : lanes;
-        } catch (ReflectiveOperationException e) {
-            return "kernel-tcp";
-        }
+        return Transports.of(ch);
     }
 }

@@ -30,17 +30,19 @@ public record BenchmarkReport(BenchmarkSettings settings, Set<String> transports
      * @param medianUs median of the per-message round trips
      * @param avgUs    total time of the run divided by the messages
      * @param p99Us    99th percentile of the per-message round trips
+     * @param p999Us   99.9th percentile of the per-message round trips
      * @param minUs    fastest round trip
      */
-    public record LatencyRun(double medianUs, double avgUs, double p99Us, double minUs) implements Run {
+    public record LatencyRun(double medianUs, double avgUs, double p99Us, double p999Us, double minUs) implements Run {
         /** Summarises per-message round trips (nanoseconds); sorts the array given. */
         static LatencyRun of(long[] roundTripNanos, int count, long totalNanos) {
             Arrays.sort(roundTripNanos, 0, count);
             double median = count % 2 == 1 ? roundTripNanos[count / 2]
                     : (roundTripNanos[count / 2 - 1] + roundTripNanos[count / 2]) / 2.0;
             int p99Index = Math.max(0, (int) Math.ceil(count * 0.99) - 1);
+            int p999Index = Math.max(0, (int) Math.ceil(count * 0.999) - 1);
             return new LatencyRun(median / 1e3, totalNanos / 1e3 / count, roundTripNanos[p99Index] / 1e3,
-                    roundTripNanos[0] / 1e3);
+                    roundTripNanos[p999Index] / 1e3, roundTripNanos[0] / 1e3);
         }
 
         @Override
@@ -91,7 +93,7 @@ public record BenchmarkReport(BenchmarkSettings settings, Set<String> transports
     /**
      * The summary line, {@code RESULT key=value ...}: medians over the runs, e.g.
      * {@code RESULT kind=latency length=8 messages=100000 warmup=100000 runs=3 median_us=0.412 avg_us=0.430
-     * p99_us=0.610 min_us=0.380 transports=cma,sysv lanes=cma/memory,sysv/memory}.
+     * p99_us=0.610 p999_us=0.900 min_us=0.380 transports=cma,sysv lanes=cma/memory,sysv/memory}.
      */
     public String resultLine() {
         BenchmarkSettings s = settings;
@@ -104,9 +106,10 @@ public record BenchmarkReport(BenchmarkSettings settings, Set<String> transports
         }
         line.append(" runs=").append(runs.size());
         if (s.kind() == BenchmarkSettings.Kind.LATENCY) {
-            line.append(String.format(Locale.ROOT, " median_us=%.3f avg_us=%.3f p99_us=%.3f min_us=%.3f",
+            line.append(String.format(Locale.ROOT, " median_us=%.3f avg_us=%.3f p99_us=%.3f p999_us=%.3f min_us=%.3f",
                     median(r -> ((LatencyRun) r).medianUs()), median(r -> ((LatencyRun) r).avgUs()),
-                    median(r -> ((LatencyRun) r).p99Us()), median(r -> ((LatencyRun) r).minUs())));
+                    median(r -> ((LatencyRun) r).p99Us()), median(r -> ((LatencyRun) r).p999Us()),
+                    median(r -> ((LatencyRun) r).minUs())));
         } else {
             line.append(String.format(Locale.ROOT, " gb_per_s=%.3f mmsg_per_s=%.3f",
                     median(r -> ((ThroughputRun) r).gbPerS()), median(r -> ((ThroughputRun) r).mmsgPerS())));

@@ -1,5 +1,6 @@
 package io.hadronio.app.ucx;
 
+import io.hadronio.app.MeasurementWindow;
 import io.hadronio.app.ucx.BenchmarkReport.LatencyRun;
 import io.hadronio.app.ucx.BenchmarkReport.ThroughputRun;
 import io.hadronio.ucx.ErrorMode;
@@ -135,6 +136,7 @@ public final class UcxBenchmark implements AutoCloseable {
                 ping(chunk);
             }
             settle();
+            MeasurementWindow.open();
             for (int r = 0; r < settings.runs(); r++) {
                 long start = System.nanoTime();
                 ping(settings.messages());
@@ -146,6 +148,7 @@ public final class UcxBenchmark implements AutoCloseable {
                 stream(chunk);
             }
             settle();
+            MeasurementWindow.open();
             for (int r = 0; r < settings.runs(); r++) {
                 long nanos = stream(settings.messages());
                 runs.add(ThroughputRun.of(settings.messages(), length, nanos));

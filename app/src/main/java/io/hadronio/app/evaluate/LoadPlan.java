@@ -1,0 +1,28 @@
+package io.hadronio.app.evaluate;
+
+import java.util.List;
+
+/**
+ * The load mode's share of a profile: connection counts, offered rates (requests per second,
+ * all connections together, tried in increasing order until the server saturates), request
+ * size and how long each run warms up and measures.
+ *
+ * @param connections   connection counts
+ * @param rates         offered rates, increasing
+ * @param length        request and response bytes
+ * @param warmupSeconds seconds before measuring
+ * @param seconds       measured seconds per run
+ */
+record LoadPlan(List<Integer> connections, List<Integer> rates, int length, double warmupSeconds, double seconds) {
+    /** A run answered fewer than this share of the offered requests: the server is saturated, higher rates are skipped. */
+    static final double SATURATED = 0.9;
+
+    static LoadPlan of(Profile profile) {
+        return switch (profile) {
+            case SMOKE -> new LoadPlan(List.of(10), List.of(2_000), 64, 0.3, 0.5);
+            case QUICK -> new LoadPlan(List.of(1, 10, 100, 1000), List.of(1_000, 4_000, 16_000, 64_000), 64, 0.5, 1);
+            case FULL -> new LoadPlan(List.of(1, 10, 100, 1000),
+                    List.of(1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000), 64, 1, 2);
+        };
+    }
+}
