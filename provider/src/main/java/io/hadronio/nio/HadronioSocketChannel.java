@@ -842,7 +842,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     if (life.isReset()) {
                         // the upgrade broke (the peer never took our switch): the connection is gone
                         // both ways, whatever the kernel socket still holds
-                        throw new java.net.SocketException("Connection reset (" + life.resetReason() + ")");
+                        throw life.resetException();
                     }
                     if (life.isInputShut()) {
                         return n = -1;
@@ -927,7 +927,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
             while (true) {
                 if (life.isReset()) {
-                    throw new java.net.SocketException("Connection reset (" + life.resetReason() + ")");
+                    throw life.resetException();
                 }
                 long n = tcp.write(srcs, offset, length);
                 if (n > 0) {

@@ -327,7 +327,7 @@ public final class Connection implements WorkerGroup.Readiness {
                     return -1;
                 }
                 if (life.isReset()) {
-                    throw new SocketException("Connection reset (" + life.resetReason() + ")");
+                    throw life.resetException();
                 }
             }
             return 0;
@@ -617,7 +617,7 @@ public final class Connection implements WorkerGroup.Readiness {
             return n;
         }
         if (life.isReset()) {
-            throw new SocketException("Connection reset (" + life.resetReason() + ")");
+            throw life.resetException();
         }
         throw new SocketException("Broken pipe (peer closed the connection)");
     }

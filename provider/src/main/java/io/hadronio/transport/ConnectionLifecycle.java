@@ -256,8 +256,9 @@ public final class ConnectionLifecycle {
         return (word & RESET) != 0;
     }
 
-    public String resetReason() {
-        return resetReason;
+    /** What a read or write of a reset connection throws, naming why it broke. */
+    public java.net.SocketException resetException() {
+        return new java.net.SocketException("Connection reset (" + resetReason + ")");
     }
 
     /** The peer's announced message count, or -1 while it has not announced its end. */

@@ -143,25 +143,17 @@ public final class Waiters {
         }
     }
 
-    /** Wakes the waiters but the calling thread's that {@link Waiter#wantsWake want it}: after progress that handled events. */
-    void wakeOthersThatWant() {
+    /**
+     * Wakes every waiter but the calling thread's: after progress that handled events only
+     * those that {@link Waiter#wantsWake want it} ({@code onlyWanting}), after a change they
+     * cannot judge without looking all of them.
+     */
+    void wakeOthers(boolean onlyWanting) {
         Thread me = Thread.currentThread();
         AtomicReferenceArray<Waiter> a = slots;
         for (int i = 0; i < a.length(); i++) {
             Waiter w = a.get(i);
-            if (w != null && w.thread != me && w.wantsWake()) {
-                w.wake();
-            }
-        }
-    }
-
-    /** Wakes every waiter but the calling thread's: something changed that they cannot judge without looking. */
-    void wakeOthers() {
-        Thread me = Thread.currentThread();
-        AtomicReferenceArray<Waiter> a = slots;
-        for (int i = 0; i < a.length(); i++) {
-            Waiter w = a.get(i);
-            if (w != null && w.thread != me) {
+            if (w != null && w.thread != me && (!onlyWanting || w.wantsWake())) {
                 w.wake();
             }
         }

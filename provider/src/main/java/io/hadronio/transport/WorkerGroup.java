@@ -183,7 +183,7 @@ public final class WorkerGroup implements AutoCloseable {
             wakeAfterProgress = false;
             waiters.wakeAll();
         } else if (events > 0 && !waiters.isEmpty()) {
-            waiters.wakeOthersThatWant();
+            waiters.wakeOthers(true);
         }
         return events;
     }
@@ -202,7 +202,7 @@ public final class WorkerGroup implements AutoCloseable {
      */
     void wakeOthers() {
         if (!waiters.isEmpty()) {
-            waiters.wakeOthers();
+            waiters.wakeOthers(false);
         }
     }
 
