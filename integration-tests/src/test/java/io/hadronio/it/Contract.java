@@ -196,8 +196,7 @@ final class Contract {
     }
 
     static String transport(SocketChannel ch) throws IOException {
-        return ch.supportedOptions().contains(HadronioSocketOptions.TRANSPORT)
-                ? ch.getOption(HadronioSocketOptions.TRANSPORT) : "jdk";
+        return ChannelPath.of(ch);
     }
 
     // ---- data --------------------------------------------------------------------------------

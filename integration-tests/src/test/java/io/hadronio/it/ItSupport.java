@@ -65,35 +65,31 @@ abstract class ItSupport {
      * mode a connection starts as kernel TCP and behaves as the kernel's until it moves.
      */
     static final List<String> EAGER_MODE = List.of("-Dhadronio.upgrade=false");
-    private static SelectorProvider eagerModeProvider;
-
-    static synchronized SelectorProvider eagerModeProvider() {
-        if (eagerModeProvider == null) {
-            if (!ChildJvm.UPGRADE_MODE) {
-                eagerModeProvider = SelectorProvider.provider();
-            } else {
-                Properties p = new Properties();
-                p.putAll(System.getProperties());
-                p.setProperty("hadronio.upgrade", "false");
-                eagerModeProvider = new HadronioProvider(HadronioConfig.from(p));
-            }
-        }
-        return eagerModeProvider;
-    }
-
     /** Child JVM options for upgrade mode, whatever mode the suite runs in. */
     static final List<String> UPGRADE_MODE = List.of("-Dhadronio.upgrade=true");
-    private static SelectorProvider upgradeModeProvider;
+    // a provider per connection mode (hadronio.upgrade), made once: the suite's own where it matches
+    private static final java.util.Map<Boolean, SelectorProvider> MODE_PROVIDERS = new java.util.HashMap<>();
+
+    /** A provider in the eager mode (on UCX from connect on), whatever the suite's mode. */
+    static SelectorProvider eagerModeProvider() {
+        return modeProvider(false);
+    }
 
     /** A provider in upgrade mode (connections start on kernel TCP and move to UCX), whatever the suite's mode. */
-    static synchronized SelectorProvider upgradeModeProvider() {
-        if (upgradeModeProvider == null) {
+    static SelectorProvider upgradeModeProvider() {
+        return modeProvider(true);
+    }
+
+    private static synchronized SelectorProvider modeProvider(boolean upgrade) {
+        return MODE_PROVIDERS.computeIfAbsent(upgrade, u -> {
+            if (u == ChildJvm.UPGRADE_MODE) {
+                return SelectorProvider.provider();
+            }
             Properties p = new Properties();
             p.putAll(System.getProperties());
-            p.setProperty("hadronio.upgrade", "true");
-            upgradeModeProvider = new HadronioProvider(HadronioConfig.from(p));
-        }
-        return upgradeModeProvider;
+            p.setProperty("hadronio.upgrade", String.valueOf(u));
+            return new HadronioProvider(HadronioConfig.from(p));
+        });
     }
 
     /** {@link #command}, on a channel of {@link #eagerModeProvider()}: on UCX from connect on. */

@@ -105,7 +105,7 @@ public final class ChurnClient {
         ByteBuffer in = ByteBuffer.allocate(MESSAGE);
         long deadline = System.nanoTime() + LONG_MILLIS * 1_000_000L;
         try (SocketChannel ch = SocketChannel.open(server)) {
-            String transport = transport(ch);
+            String transport = io.hadronio.it.ChannelPath.of(ch);
             while (!transport.startsWith("ucx") && System.nanoTime() - deadline < 0) {
                 long base = made++ * MESSAGE;
                 out.clear();
@@ -127,15 +127,10 @@ public final class ChurnClient {
                     }
                 }
                 Thread.sleep(1);
-                transport = transport(ch);
+                transport = io.hadronio.it.ChannelPath.of(ch);
             }
             return transport;
         }
-    }
-
-    private static String transport(SocketChannel ch) throws java.io.IOException {
-        return ch.supportedOptions().contains(io.hadronio.HadronioSocketOptions.TRANSPORT)
-                ? ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT) : "jdk";
     }
 
     private static void concurrent(InetSocketAddress server, int n, int wave) throws Exception {

@@ -1,6 +1,5 @@
 package io.hadronio.it.soak;
 
-import io.hadronio.HadronioSocketOptions;
 import io.hadronio.it.soak.Streams.Buffers;
 import io.hadronio.it.soak.Streams.Receiver;
 import io.hadronio.it.soak.Streams.Sender;
@@ -58,8 +57,7 @@ final class SoakConnection {
     /** The path the connection took (tcp, ucx:..., or jdk), for the report; "closed" once it is. */
     private String transport() {
         try {
-            return ch.supportedOptions().contains(HadronioSocketOptions.TRANSPORT)
-                    ? ch.getOption(HadronioSocketOptions.TRANSPORT) : "jdk";
+            return io.hadronio.it.ChannelPath.of(ch);
         } catch (IOException e) {
             return "closed";
         }
