@@ -9,8 +9,8 @@
 #   scripts/bench-connections.sh                       # 5 rounds, 4 pairs, 1 and 8 clients: ~3 minutes
 #   RUNS=3 CLIENTS=8 SKIP_BUILD=1 scripts/bench-connections.sh
 #   PAIRS="jdk/jdk hadronio/hadronio" scripts/bench-connections.sh
-#   PAIRS="jdk/jdk hadronio/hadronio" JAVA_OPTS=-Dhadronio.upgrade=true scripts/bench-connections.sh
-#                                                  # connections that start at once (kernel TCP first)
+#   PAIRS="jdk/jdk hadronio/hadronio" JAVA_OPTS=-Dhadronio.upgrade=false scripts/bench-connections.sh
+#                                                  # the eager mode (handshake before connect returns)
 #
 # Environment:
 #   RUNS        interleaved rounds (default 5; the table shows medians of the rounds that succeeded)
@@ -154,8 +154,8 @@ run_pair() {
   elif [ "$(field "$LINE" provider)" != "$cp" ]; then
     REASON="asked for a $cp client, it reports provider=$(field "$LINE" provider)"
   elif [ "$sp/$cp" = hadronio/hadronio ] && [ "$(field "$LINE" transports)" = kernel-tcp ] \
-       && [[ "$JAVA_OPTS" != *hadronio.upgrade=true* ]]; then
-    # (with hadronio.upgrade=true a connection shorter than hadronio.upgrade.delay stays on
+       && [[ "$JAVA_OPTS" == *hadronio.upgrade=false* ]]; then
+    # (in the default upgrade mode a connection shorter than hadronio.upgrade.delay stays on
     # kernel TCP by design: that is what the mode measures)
     REASON="hadroNIO on both sides but the connection went over kernel TCP (fallback)"
   else

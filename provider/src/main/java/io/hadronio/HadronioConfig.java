@@ -28,11 +28,13 @@ import java.util.TreeMap;
  *                         memory, no RDMA), its bytes take the kernel's TCP connection instead (default true;
  *                         false: UCX's tcp transport)
  * @param upgrade          {@code hadronio.upgrade}: local connections open as plain TCP at once and move to UCX in
- *                         the background (docs/connections-v3.md) instead of a handshake before the connect returns
- *                         (default false while it is new)
+ *                         the background (docs/connections-v3.md), so that a connection costs what it costs on the JDK
+ *                         (default true; false: the authenticated handshake runs before {@code connect} returns and
+ *                         the connection is on UCX from its first byte)
  * @param upgradeDelayMicros {@code hadronio.upgrade.delay}: how long a client's connection runs on TCP before it
- *                         may start its upgrade, in microseconds; it starts at the first write after that, or
- *                         once 64 KiB were read (default 1000: a connection closed sooner, or not used again, costs nothing for it)
+ *                         may start its upgrade, in microseconds; it starts at a later write than the first
+ *                         after that, or once 64 KiB were read (default 1000: a connection closed sooner, or one
+ *                         that sends one request and reads its answer, costs nothing for it)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
                              long spinMicros, int handshakeMillis, Map<String, String> ucx,
@@ -137,7 +139,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 networks(p, "hadronio.remote.networks"),
                 (int) number(p, "hadronio.remote.detect.timeout", 200, 1, 60_000),
                 bool(p, "hadronio.kernel.tcp", true),
-                bool(p, "hadronio.upgrade", false),
+                bool(p, "hadronio.upgrade", true),
                 number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000));
     }
 

@@ -80,8 +80,8 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /**
-     * The suite's connection mode, as the provider reads it: true with -Dhadronio.upgrade=true
-     * (connections start on kernel TCP and move to UCX), false in the default mode
+     * The suite's connection mode, as the provider reads it: true in the default upgrade mode
+     * (connections start on kernel TCP and move to UCX), false with -Dhadronio.upgrade=false
      * (connections on UCX from connect on). Children run in it unless a test says otherwise.
      */
     public static final boolean UPGRADE_MODE = io.hadronio.HadronioConfig.fromSystemProperties().upgrade();

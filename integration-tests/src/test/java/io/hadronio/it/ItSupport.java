@@ -61,7 +61,7 @@ abstract class ItSupport {
      * Child JVM options and a provider for tests of what UCX-carried connections do (a peer's
      * death, back pressure by the receiver's window): the eager mode
      * ({@code -Dhadronio.upgrade=false}), where a connection is on UCX from connect on,
-     * whatever mode the suite runs in (the default unless -Dhadronio.upgrade=true). In upgrade
+     * whatever mode the suite runs in (upgrade mode, the default, unless -Dhadronio.upgrade=false). In upgrade
      * mode a connection starts as kernel TCP and behaves as the kernel's until it moves.
      */
     static final List<String> EAGER_MODE = List.of("-Dhadronio.upgrade=false");

@@ -263,12 +263,16 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                     begin();
                 }
                 long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
+                boolean waited = false;
                 if (blocking && acceptWaited && handshaken.isEmpty()) {
                     // the last blocking accept found nothing either: a server that accepts
-                    // connections one by one waits first, which spares it a failed accept(2)
+                    // connections one by one waits first, which spares it a failed accept(2);
+                    // a wait that slept says the next accept should wait first too, one that
+                    // found a connection there (a burst) does not
+                    long start = System.nanoTime();
                     awaitAcceptable(deadline == Long.MAX_VALUE ? -1 : timeoutMillis);
+                    waited = System.nanoTime() - start > HadronioSocketChannel.SLEPT_NANOS;
                 }
-                boolean waited = false;
                 while ((accepted = tryAccept()) == null && blocking && isOpen()) {
                     waited = true;
                     long left = deadline - System.nanoTime();

@@ -807,6 +807,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     // how long an emulated blocking wait sleeps in poll(2) before it looks at the channel again
     // (a close from another thread cannot wake a poll on the socket)
     private static final int RAW_WAIT_MILLIS = 20;
+    // a poll(2) that took longer slept until its event came (one that finds the event there
+    // returns within a few µs)
+    static final long SLEPT_NANOS = 10_000;
     // the last blocking raw read had to wait for its bytes; under the read lock. A connection's
     // first read usually waits (a server for its request, a client for its answer)
     private boolean rawReadWaited = true;
@@ -823,15 +826,18 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : Long.MAX_VALUE;
         long n = 0;
         try {
+            boolean waited = false;
             if (blocking) {
                 begin();
                 if (rawReadWaited && isOpen()) {
                     // the last blocking read found nothing either (request and response): wait
-                    // first, which spares a failed read(2)
+                    // first, which spares a failed read(2); a wait that slept says the next
+                    // read should wait first too, one that found the bytes there does not
+                    long start = System.nanoTime();
                     awaitRaw(io.hadronio.platform.PollSet.POLLIN, deadline);
+                    waited = System.nanoTime() - start > SLEPT_NANOS;
                 }
             }
-            boolean waited = false;
             while (true) {
                 java.util.concurrent.locks.ReentrantLock raw = life.rawInputLock();
                 raw.lock();
@@ -917,7 +923,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     /** A write to the raw output of an upgradable connection; blocking mode waits in {@code poll(2)}. */
     private long writeRaw(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        life.usedRaw();
+        life.wroteRawBefore();
         boolean blocking = isBlocking();
         long total = 0;
         boolean completed = false;

@@ -727,8 +727,20 @@ public final class ConnectionLifecycle {
     // raw input that makes a connection worth upgrading when its client only reads (a stream)
     private static final long UPGRADE_AFTER_READING = 64 * 1024;
 
-    /** A write on the raw connection: a client's upgrade begins at the first one once it is due. */
-    public void usedRaw() {
+    /**
+     * A write on the raw connection (under the channel's write lock): a client's upgrade
+     * begins at a write once it is due, but not at the connection's first write. A connection
+     * that writes once (a request) and reads its answer is over before an upgrade could pay
+     * for itself, however long its connect took; one that writes again carries traffic, and
+     * moves a round trip later.
+     */
+    public void wroteRawBefore() {
+        if (rawWritten > 0) {
+            usedRaw();
+        }
+    }
+
+    private void usedRaw() {
         Upgrade u = upgrade;
         if (u != null) {
             u.poke();

@@ -90,11 +90,12 @@ public final class Upgrade implements UpgradeSession.Handler {
     }
 
     /**
-     * Client: the TCP connect completed. The upgrade begins at the connection's first write
-     * once {@code hadronio.upgrade.delay} has passed, or once it has read 64 KiB by then
-     * ({@link #poke}), not by a timer: a connection closed sooner, or one a loaded machine
-     * keeps open a little longer while it waits for its only answer, never costs either
-     * side anything for an upgrade, and one that carries traffic moves at its next operation.
+     * Client: the TCP connect completed. The upgrade begins at a write that is not the
+     * connection's first once {@code hadronio.upgrade.delay} has passed, or once it has read
+     * 64 KiB by then ({@link #poke}), not by a timer: a connection closed sooner, or one that
+     * sends one request and waits for its only answer (however long a loaded machine or a
+     * crowd of concurrent connects keeps it open), never costs either side anything for an
+     * upgrade, and one that carries traffic moves at its next operation.
      */
     void start(InetSocketAddress destination, InetSocketAddress bound) {
         this.destination = destination;

@@ -68,7 +68,7 @@ public final class CompatRecord implements AutoCloseable {
 
     @Override
     public void close() {
-        String mode = Boolean.getBoolean("hadronio.upgrade") ? "upgrade" : "default";
+        String mode = io.hadronio.it.ChildJvm.UPGRADE_MODE ? "upgrade" : "eager";
         String row = String.join("\t", application, version, exercised, pairing.server().label(),
                 pairing.client().label(), mode, transport, passed ? "pass" : "FAIL",
                 figures.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining("; ")));

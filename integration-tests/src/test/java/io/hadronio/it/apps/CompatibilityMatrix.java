@@ -79,13 +79,14 @@ public final class CompatibilityMatrix {
                 + "Each test checks results (content byte for byte, counts, order), not that a process started. "
                 + "Pairings: both sides on the JDK's provider, both on hadroNIO, and hadroNIO on one side only "
                 + "(the server or first group member, or the clients / other members). "
-                + "*Mode*: `default` connections, or `upgrade` (`-Dhadronio.upgrade=true`: kernel TCP first, UCX later). "
+                + "*Mode*: `upgrade` (the default: kernel TCP first, UCX later), or `eager` (`-Dhadronio.upgrade=false`: "
+                + "the handshake before `connect` returns, UCX from the first byte). "
                 + "*Path*: what carried the connections as the application's server side saw it "
                 + "(`ucx…`: UCX shared memory; `tcp`/`kernel-tcp`: the kernel's TCP).\n\n");
         md.append("The tests run in CI with the rest of the suite (`./scripts/test.sh`); one application alone: "
                 + "`./mvnw -B -ntp -pl integration-tests -am verify -Dtest=JettyTest -Dsurefire.failIfNoSpecifiedTests=false` "
-                + "(`JGroupsTest`, `JGroupsLoggingTest`, `TomcatTest`, `GrpcTest`; in the upgrade mode add "
-                + "`-Dtest.jvm.flags=\"--enable-native-access=ALL-UNNAMED -ea -Dhadronio.upgrade=true\"`).\n\n");
+                + "(`JGroupsTest`, `JGroupsLoggingTest`, `TomcatTest`, `GrpcTest`; in the eager mode add "
+                + "`-Dtest.jvm.flags=\"--enable-native-access=ALL-UNNAMED -ea -Dhadronio.upgrade=false\"`).\n\n");
         md.append("**About the figures**: they come from the CI-sized test runs — child JVMs with "
                 + "`-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m`, a few seconds each without warm-up, every JVM of "
                 + "a test on one shared 2-core machine. They show each application working at a sane pace on each "

@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class GrpcTest {
     private static final String APPLICATION = "gRPC-java (grpc-netty on Netty NIO)";
     private static final String VERSION = io.grpc.internal.GrpcUtil.IMPLEMENTATION_VERSION;
-    private static final boolean UPGRADE = Boolean.getBoolean("hadronio.upgrade");
+    private static final boolean UPGRADE = io.hadronio.it.ChildJvm.UPGRADE_MODE;
 
     static Stream<Pairing> pairings() {
         return Pairing.all();
