@@ -84,6 +84,9 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private volatile InetSocketAddress rendezvousAddress;
     // the last blocking accept had to wait for its connection; under acceptLock
     private boolean acceptWaited;
+    // a blocking accept is about to sleep or sleeps in poll(2): a finished handshake must
+    // signal wakeFd (set before it looks at handshaken, read after an enqueue: no lost wake-up)
+    private volatile boolean acceptSleeping;
     // SO_TIMEOUT of the adaptor's accept, in ms
     volatile int acceptTimeoutMillis;
     private ServerSocketAdaptor socket;
@@ -168,7 +171,10 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             h.close();
             return;
         }
-        wakeFd.signal();
+        if (acceptSleeping) {
+            // (a write(2) per connection otherwise: the selecting thread enqueues every plain one)
+            wakeFd.signal();
+        }
         // a selector waiting for OP_ACCEPT may sleep on the workers' event fds
         runtime.wakeAll();
     }
@@ -201,8 +207,10 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     public int readyOpsAfterPoll(int interestOps, int revents) {
         if ((interestOps & SelectionKey.OP_ACCEPT) != 0 && isOpen()) {
             try {
-                SocketChannel child;
-                while ((child = tcp.accept()) != null) {
+                // one per pass: accept() takes it and tries the listener itself for more, so
+                // no pass pays for a failed accept(2); the listener stays readable while more wait
+                SocketChannel child = tcp.accept();
+                if (child != null) {
                     accepted(child);
                 }
             } catch (IOException e) {
@@ -372,10 +380,15 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         p.clear();
         p.add(listenerFd, PollSet.POLLIN);
         p.add(wakeFd.fd(), PollSet.POLLIN);
-        if (!handshaken.isEmpty() || !isOpen()) {
-            return;
+        acceptSleeping = true;
+        try {
+            if (!handshaken.isEmpty() || !isOpen()) {
+                return;
+            }
+            p.poll(timeoutMillis);
+        } finally {
+            acceptSleeping = false;
         }
-        p.poll(timeoutMillis);
         if (p.revents(1) != 0) {
             wakeFd.drain();
         }
