@@ -10,7 +10,8 @@
 # Environment: WORKLOADS (default "A B C D E F"), RECORDS (10000), OPERATIONS (30000),
 # THREADS (4), CHANNELS (1), TARGET (0: unthrottled), PROVIDERS (default "jdk hadronio"),
 # SERVER_CPU / CLIENT_CPU (0 / 1), SKIP_BUILD (1: use the jars already built), JAVA_OPTS,
-# LOG_DIR (default docs/results/raw/grpc-<time>).
+# LOG_DIR (default docs/results/raw/grpc-<time>), APP_JAR (another build of app/target/hadronio-app.jar,
+# to compare two builds).
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -28,7 +29,7 @@ SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
 JAVA_OPTS="${JAVA_OPTS:-}"
 LOG_DIR="${LOG_DIR:-$HADRONIO_ROOT/docs/results/raw/grpc-$(date +%Y%m%d-%H%M%S)}"
-APP_JAR="$HADRONIO_ROOT/app/target/hadronio-app.jar"
+APP_JAR="${APP_JAR:-$HADRONIO_ROOT/app/target/hadronio-app.jar}"
 PORT="${PORT:-29960}"
 
 [ "${SKIP_BUILD:-0}" = 1 ] || ./mvnw -B -ntp -q package -DskipTests
