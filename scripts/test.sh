@@ -8,12 +8,13 @@ echo "hadroNIO tests: JDK $JAVA_HOME, $(ucx_info -v | head -n1 | sed 's/# //')"
 ./mvnw -B -ntp verify "$@"
 if [ "$#" -eq 0 ]; then
   # the other connection mode (the handshake before connect returns, on UCX from the first byte)
-  # must not rot: the provider's tests once more in it, and the integration tests that check
-  # each pairing's path and the contract across processes
+  # must not rot: the provider's tests once more in it, the integration tests that check each
+  # pairing's path and the contract across processes, and the soak and churn, whose connections
+  # are then all on UCX from their first byte
   eager="--enable-native-access=ALL-UNNAMED -ea -Dhadronio.upgrade=false"
   echo "hadroNIO tests: the provider's tests again with -Dhadronio.upgrade=false"
   ./mvnw -B -ntp -pl provider surefire:test -Dtest.jvm.flags="$eager"
-  echo "hadroNIO tests: the mixed-deployment integration tests again with -Dhadronio.upgrade=false"
+  echo "hadroNIO tests: the mixed-deployment, soak and churn integration tests again with -Dhadronio.upgrade=false"
   ./mvnw -B -ntp -pl integration-tests -am surefire:test -Dtest.jvm.flags="$eager" -Dsurefire.failIfNoSpecifiedTests=false \
-    -Dtest='MixedPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest'
+    -Dtest='MixedPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest,SoakTest,ConnectionChurnTest'
 fi
