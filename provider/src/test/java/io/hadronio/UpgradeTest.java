@@ -363,4 +363,65 @@ class UpgradeTest {
             }
         }
     }
+
+    /**
+     * A server that echoes until end-of-stream and closes, against a client that writes
+     * everything at once, shuts its output and waits for the server's end-of-stream: the
+     * server's idle output moves to UCX (on the rendezvous thread, under the channel's write
+     * lock) about when the application closes it. A close that found that lock taken left
+     * its last step to the holder, which never took it: the server stayed CLOSING and the
+     * client waited for end-of-stream for ever (once in 25–250 rounds here). 1,500 rounds
+     * with the default upgrade delay, so that the upgrade starts mid-stream.
+     */
+    @Test
+    @Timeout(120)
+    void shouldEndTheStreamWhenTheServerClosesAsItsIdleOutputMoves() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
+        byte[] data = new byte[300_000];
+        for (int round = 0; round < 1_500; round++) {
+            new Random(round).nextBytes(data);
+            try (ServerSocketChannel server = provider.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0));
+                 SocketChannel client = provider.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                CompletableFuture<Long> echo = blockingEcho(server.accept(), 8192);
+                CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+                    try {
+                        ByteBuffer b = ByteBuffer.wrap(data);
+                        while (b.hasRemaining()) {
+                            client.write(b);
+                        }
+                        client.shutdownOutput();
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                ByteBuffer back = ByteBuffer.allocate(data.length);
+                CompletableFuture<Integer> reader = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        while (back.hasRemaining()) {
+                            if (client.read(back) < 0) {
+                                return back.position();
+                            }
+                        }
+                        return client.read(ByteBuffer.allocate(1));
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                int end;
+                try {
+                    end = reader.get(20, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new AssertionError("round " + round + ": no end-of-stream after " + back.position()
+                            + " bytes; client " + client + ", server echo done: " + echo.isDone(), e);
+                }
+                assertEquals(-1, end, "round " + round + ": end-of-stream after the echo");
+                assertArrayEquals(data, back.array(), "round " + round);
+                writer.get(20, TimeUnit.SECONDS);
+                assertEquals(data.length, echo.get(20, TimeUnit.SECONDS));
+            }
+        }
+    }
 }

@@ -285,6 +285,12 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             } finally {
                 writeLock.unlock();
             }
+            // a close while we held the write lock left its last step to whoever holds it,
+            // as it does to a writer: without this the connection stayed CLOSING and the peer
+            // never read its end-of-stream
+            if (life.state() == ConnectionLifecycle.CLOSING) {
+                tryFinishClose();
+            }
         }
     }
 
