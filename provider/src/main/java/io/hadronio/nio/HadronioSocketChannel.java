@@ -288,9 +288,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             // a close while we held the write lock left its last step to whoever holds it,
             // as it does to a writer: without this the connection stayed CLOSING and the peer
             // never read its end-of-stream
-            if (life.state() == ConnectionLifecycle.CLOSING) {
-                tryFinishClose();
-            }
+            finishCloseIfClosing();
         }
     }
 
@@ -391,6 +389,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         } finally {
             readLock.unlock();
+            finishCloseIfClosing();
         }
     }
 
@@ -543,6 +542,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             life.shutdownOutput();
         } finally {
             writeLock.unlock();
+            finishCloseIfClosing();
         }
         return this;
     }
@@ -580,9 +580,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             readOne[0] = null;
             readLock.unlock();
-            if (life.state() == ConnectionLifecycle.CLOSING) {
-                tryFinishClose();
-            }
+            finishCloseIfClosing();
         }
     }
 
@@ -597,9 +595,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             return implRead(dsts, offset, length, 0);
         } finally {
             readLock.unlock();
-            if (life.state() == ConnectionLifecycle.CLOSING) {
-                tryFinishClose();
-            }
+            finishCloseIfClosing();
         }
     }
 
@@ -612,9 +608,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             readOne[0] = null;
             readLock.unlock();
-            if (life.state() == ConnectionLifecycle.CLOSING) {
-                tryFinishClose();
-            }
+            finishCloseIfClosing();
         }
     }
 
@@ -734,9 +728,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             writeOne[0] = null;
             writeLock.unlock();
-            if (life.state() == ConnectionLifecycle.CLOSING) {
-                tryFinishClose();
-            }
+            finishCloseIfClosing();
         }
     }
 
@@ -751,9 +743,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             return implWrite(srcs, offset, length);
         } finally {
             writeLock.unlock();
-            if (life.state() == ConnectionLifecycle.CLOSING) {
-                tryFinishClose();
-            }
+            finishCloseIfClosing();
         }
     }
 
@@ -991,6 +981,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * Finishes a close once no read or write is in progress: the control thread then
      * waits for posted sends, announces FIN and CLOSE, and frees the connection.
      */
+    /**
+     * Called by every holder of the read or write lock after it released it: a close that
+     * found the lock taken left its last step to the holder (not only readers and writers:
+     * shutdownOutput, finishConnect and the rendezvous thread's idle output switch too).
+     */
+    private void finishCloseIfClosing() {
+        if (life.state() == ConnectionLifecycle.CLOSING) {
+            tryFinishClose();
+        }
+    }
+
     private void tryFinishClose() {
         if (!readLock.tryLock()) {
             return;
