@@ -70,6 +70,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private final Object stateLock = new Object();
     // connections whose handshake the control thread finished
     private final ConcurrentLinkedQueue<Handshaken> handshaken = new ConcurrentLinkedQueue<>();
+    // our selection keys (a listener's are asked on every pass anyway; signalled when a connection is queued)
+    private final ReadySignal readySignal = new ReadySignal();
     // need stateLock to change
     private volatile boolean bound;
     private volatile int listenerFd = -1;
@@ -168,6 +170,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             h.close();
             return;
         }
+        readySignal.run();
         wakeFd.signal();
         // a selector waiting for OP_ACCEPT may sleep on the workers' event fds
         runtime.wakeAll();
@@ -179,6 +182,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             return SelectionKey.OP_ACCEPT;
         }
         return 0;
+    }
+
+    @Override
+    public ReadySignal readySignal() {
+        return readySignal;
     }
 
     @Override

@@ -78,6 +78,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private long memoryBytes;
     // our id: the peer puts it in the tags it sends us
     final int localId;
+    // what our receives and data sends carry, so that their completion names us (WorkerGroup.attach)
+    private final int token;
 
     // ---- receive side (reader thread, under lock) ----
     final int rxSliceSize;
@@ -149,19 +151,29 @@ public final class Connection implements WorkerGroup.Readiness {
         java.util.Arrays.fill(creditOutRequests, NONE);
         lock.lock();
         try {
+            this.token = group.attach(this);
             for (int i = 0; i < sliceCount; i++) {
                 postSlice(i);
             }
-            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK);
+            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK, token);
         } finally {
             lock.unlock();
         }
     }
 
+    /**
+     * One of our receives or data sends completed, failed or was cancelled (an upcall from
+     * inside a call into the worker, under the group's lock: no call into the worker here):
+     * a selector must look at this connection again.
+     */
+    void completionSeen() {
+        life.readinessChanged();
+    }
+
     /** Posts the receive of a slice; a message already waiting may complete it at once. */
     private void postSlice(int slice) throws UcxException {
         long request = worker.tagReceive(rxArea.address() + (long) slice * rxSliceSize, rxSliceSize,
-                tag(localId, KIND_DATA), TAG_MASK);
+                tag(localId, KIND_DATA), TAG_MASK, token);
         if (request == UcxWorker.COMPLETED) {
             rxRequests[slice] = NONE;
             rxImmediate[slice] = (int) worker.receivedLength();
@@ -497,7 +509,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 int filled = gather(srcs, i, end, slot * sliceSize, sliceSize);
                 total += filled;
                 if (credits() > coalesceBelow || (filled == sliceSize && credits() > 0)) {
-                    long request = endpoint.tagSend(txArea.address() + (long) slot * sliceSize, filled, dataTag);
+                    long request = endpoint.tagSend(txArea.address() + (long) slot * sliceSize, filled, dataTag, token);
                     if (selfLoop) {
                         group.wakeOthers();
                     }
@@ -540,7 +552,7 @@ public final class Connection implements WorkerGroup.Readiness {
     private void postPending() throws UcxException {
         assert lock.isHeldByCurrentThread() && txPending > 0 && credits() > 0;
         int slot = (int) (txSent % txSliceCount);
-        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, txPending, dataTag);
+        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, txPending, dataTag, token);
         if (selfLoop) {
             group.wakeOthers();
         }
@@ -642,7 +654,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 txPeerConsumed = consumed;
             }
             // COMPLETED (0) when another credit message was already waiting: loop and take it
-            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK);
+            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK, token);
         }
     }
 
@@ -863,6 +875,7 @@ public final class Connection implements WorkerGroup.Readiness {
                         txRequests[i] = NONE;
                     }
                 }
+                group.detach(token, this);
                 if (peer != null) {
                     // the endpoint is the peer's, shared: it stays for the next connection to it
                     group.leave(peer, this);

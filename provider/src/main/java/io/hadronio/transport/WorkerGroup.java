@@ -139,6 +139,52 @@ public final class WorkerGroup implements AutoCloseable {
         this.worker = context.newWorker(ThreadMode.SERIALIZED, name);
         this.spinNanos = spinNanos;
         this.address = worker.address();
+        worker.completionListener(this::completed);
+    }
+
+    // ---- which connection a completion belongs to ----
+
+    // connections by token: their requests carry it, so that a completion names the connection it
+    // changed and a selector looks at that one only. Under lock; tokens are reused, so a request
+    // that completes after its connection was released may name another one (a harmless extra look)
+    private Connection[] byToken = new Connection[64];
+    // tokens given back, and the next never-used one
+    private int[] freeTokens = new int[64];
+    private int freeTokenCount;
+    private int nextToken;
+
+    /** A token for {@code c}'s requests. Under lock. */
+    int attach(Connection c) {
+        assert lock.isHeldByCurrentThread();
+        int token = freeTokenCount > 0 ? freeTokens[--freeTokenCount] : nextToken++;
+        if (token == byToken.length) {
+            byToken = java.util.Arrays.copyOf(byToken, token * 2);
+        }
+        byToken[token] = c;
+        return token;
+    }
+
+    /** {@code c} posts nothing more with its token. Under lock. */
+    void detach(int token, Connection c) {
+        assert lock.isHeldByCurrentThread();
+        if (byToken[token] == c) {
+            byToken[token] = null;
+            if (freeTokenCount == freeTokens.length) {
+                freeTokens = java.util.Arrays.copyOf(freeTokens, freeTokenCount * 2);
+            }
+            freeTokens[freeTokenCount++] = token;
+        }
+    }
+
+    /** A request posted with {@code token} completed (an upcall, under lock): its connection's readiness may have changed. */
+    private void completed(int token) {
+        final Connection[] t = byToken;
+        if (token < t.length) {
+            Connection c = t[token];
+            if (c != null) {
+                c.completionSeen();
+            }
+        }
     }
 
     byte[] address() {
