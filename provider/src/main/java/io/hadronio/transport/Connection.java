@@ -51,7 +51,11 @@ public final class Connection implements WorkerGroup.Readiness {
 
     static final int KIND_DATA = 1;
     static final int KIND_CREDIT = 2;
-    private static final long TAG_MASK = 0xFFFF_FFFF_FF00_0000L;
+    // the whole tag: senders leave the low 24 bits 0, and UCX hashes a receive by its tag only when
+    // its mask is full; any other mask puts it on the worker's one wildcard list, which every
+    // arriving message searches from the start (with 1,000 connections' 9,000 receives posted,
+    // ~0.4 ms per message: docs/benchmarks/selector-scale.md)
+    private static final long TAG_MASK = -1L;
     // no request in a slot (0 is UcxWorker.COMPLETED, a valid "done" handle)
     private static final long NONE = -1;
     private static final int CREDIT_SLOTS = 4;
