@@ -325,7 +325,7 @@ public final class Connection implements WorkerGroup.Readiness {
      */
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
         final ReentrantLock l = lock;
-        l.lock();
+        WorkerGroup.acquire(l);
         try {
             flushPending();
             long n = drainLocked(dsts, offset, length);
@@ -465,7 +465,7 @@ public final class Connection implements WorkerGroup.Readiness {
      */
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
         final ReentrantLock l = lock;
-        l.lock();
+        WorkerGroup.acquire(l);
         try {
             if (life.peerLeft()) {
                 return writeAfterPeerLeft(srcs, offset, length);
@@ -813,7 +813,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * for a selector. Progresses nothing; takes the lock.
      */
     public int readyOps(int interest) {
-        lock.lock();
+        WorkerGroup.acquire(lock);
         try {
             int ready = 0;
             if ((interest & OP_READ) != 0 && isReady(OP_READ)) {
