@@ -45,8 +45,8 @@ import java.util.function.Consumer;
  *     upgrade has a direction still on the kernel socket, listeners, channels not connected
  *     yet): asked and polled on every pass, as before, until the channel
  *     {@link UcxSelectable#signalsReadiness signals its readiness} (on UCX both ways);</li>
- * <li>every key after a sleep that ran out without any wake-up: the safety net that bounds
- *     the cost of a missed signal, as the bounded nap bounds a missed wake-up.</li>
+ * <li>every key once per nap ({@link #maxSleepMillis}): the safety net that bounds the cost
+ *     of a missed signal, as the bounded nap bounds a missed wake-up.</li>
  * </ul>
  * Nothing ready: it busy-polls for the configured
  * window, then sleeps in {@code poll(2)} on its own eventfd, the JDK channels' fds and
@@ -125,8 +125,11 @@ public final class HadronioSelector extends AbstractSelector {
     private int retainedCount;
     // number of the current pass (HadronioSelectionKey.pass: asked in this pass already)
     private long passNumber;
-    // the next pass asks every key: a sleep ran out without a wake-up (or a test wants it)
+    // the next pass asks every key: the safety net for a missed signal (see checkSafetyNet)
     private boolean askAll;
+    private long lastAskAllNanos = System.nanoTime();
+    // keys the last pass asked (for tests: a pass costs in proportion to them)
+    private int lastPassAsked;
     // what the scans of the current selection found: keys with ready ops for their interest
     // set (any: the selection ends), and how many of them scan added or gave new ready ops
     private int readyCount;
@@ -276,7 +279,8 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * A selection: cancelled keys leave first, then the loop progresses the workers and
-     * asks every key until one is ready for its interest set, busy for the spin window,
+     * asks the keys that may be ready (see the class comment) until one is ready for its
+     * interest set, busy for the spin window,
      * then sleeping. As with the JDK, whose poll reports a channel that is ready whether or
      * not its key is selected already, a ready key ends the selection even when it updates
      * nothing (a key left in the selected set with the same ops ready again): the value
@@ -295,6 +299,7 @@ public final class HadronioSelector extends AbstractSelector {
      */
     private int doSelect(Consumer<SelectionKey> action, long timeout) throws IOException {
         processDeregisterQueue();
+        checkSafetyNet(System.nanoTime());
         readyCount = 0;
         updatedCount = 0;
         collecting = action != null;
@@ -324,6 +329,7 @@ public final class HadronioSelector extends AbstractSelector {
                 if (now - deadline >= 0) {
                     break;
                 }
+                checkSafetyNet(now);
                 processDeregisterQueue();
                 if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0) {
                     Thread.onSpinWait();
@@ -410,10 +416,7 @@ public final class HadronioSelector extends AbstractSelector {
                 }
             }
             int polled = addPlatformFds(false);
-            if (pollSet.poll(timeoutMillis) == 0) {
-                // nothing woke us for a whole nap: ask every key once (a missed signal costs a nap)
-                askAll = true;
-            }
+            pollSet.poll(timeoutMillis);
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
             }
@@ -497,6 +500,24 @@ public final class HadronioSelector extends AbstractSelector {
         return n;
     }
 
+    /**
+     * The safety net for a signal that never came (a path that changes readiness and does not
+     * queue the key would be a bug): every key is asked at least once per {@link #maxSleepMillis},
+     * whether the selections spin, sleep or keep finding keys: a missed signal costs at most
+     * that, as a missed wake-up costs at most a nap. Tests that set the nap to hours switch it
+     * off, so that such a bug shows as a hang.
+     */
+    private void checkSafetyNet(long now) {
+        if (now - lastAskAllNanos > maxSleepMillis * 1_000_000L) {
+            askAll = true;
+        }
+    }
+
+    /** How many keys the last pass asked (for tests). */
+    int lastPassAsked() {
+        return lastPassAsked;
+    }
+
     /** A key for the next pass (any thread): pushed on the queue; its flag keeps it there once. */
     void enqueue(HadronioSelectionKey key) {
         HadronioSelectionKey head;
@@ -567,6 +588,7 @@ public final class HadronioSelector extends AbstractSelector {
         askedCount = 0;
         if (askAll) {
             askAll = false;
+            lastAskAllNanos = System.nanoTime();
             for (HadronioSelectionKey key : keyArray) {
                 ask(key, pass);
             }
@@ -634,6 +656,7 @@ public final class HadronioSelector extends AbstractSelector {
                 retained[retainedCount++] = key;
             }
         }
+        lastPassAsked = askedCount;
         askedCount = 0;
     }
 
