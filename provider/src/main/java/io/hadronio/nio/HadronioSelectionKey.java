@@ -1,5 +1,7 @@
 package io.hadronio.nio;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
@@ -8,6 +10,16 @@ import java.nio.channels.spi.AbstractSelectionKey;
 
 /** A registration with a {@link HadronioSelector}. */
 final class HadronioSelectionKey extends AbstractSelectionKey {
+    private static final VarHandle QUEUED;
+
+    static {
+        try {
+            QUEUED = MethodHandles.lookup().findVarHandle(HadronioSelectionKey.class, "queued", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final SelectableChannel channel;
     private final HadronioSelector selector;
     // the interest set; read by the selecting thread at every selection
@@ -16,6 +28,23 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
     private volatile int readyOps;
     // for channels of the JDK's provider: their fd, else -1
     final int platformFd;
+
+    // ---- the selector's queue of keys to look at (see HadronioSelector) ----
+    // 1 while the key waits in that queue: set by whoever queues it (any thread), cleared by the
+    // selecting thread before it asks the channel, so that a change after the look queues it again
+    @SuppressWarnings("unused") // through QUEUED
+    private volatile int queued;
+    // the next key in the queue (an intrusive stack); written before the push publishes it
+    HadronioSelectionKey nextQueued;
+
+    // ---- the selecting thread's bookkeeping (under the selector's lock) ----
+    // the selection pass that last looked at the key, and the ops it found ready
+    long pass;
+    int passOps;
+    // the key was sorted into event-driven or fd-polled, when its selector first took it from the queue
+    boolean placed;
+    // index in the selector's fd-polled keys, -1 when not there
+    int fdIndex = -1;
 
     HadronioSelectionKey(SelectableChannel channel, HadronioSelector selector, int platformFd, int interestOps) {
         this.channel = channel;
@@ -54,6 +83,7 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
         }
         if (interestOps != ops) {
             interestOps = ops;
+            queueForSelection();
             selector.interestChanged();
         }
         return this;
@@ -71,5 +101,23 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
 
     void readyOps(int ops) {
         readyOps = ops;
+    }
+
+    /**
+     * Queues the key for its selector's next pass unless it waits there already (any thread;
+     * lock-free). The volatile read of {@code queued} comes after the caller's change, and the
+     * selector clears it before it looks, so either this call queues the key again or the
+     * selector's look sees the change.
+     */
+    void queueForSelection() {
+        if ((int) QUEUED.getVolatile(this) == 0 && QUEUED.compareAndSet(this, 0, 1)) {
+            selector.enqueue(this);
+        }
+    }
+
+    /** The selecting thread took the key from the queue and is about to look at it. */
+    void dequeued() {
+        nextQueued = null;
+        QUEUED.setVolatile(this, 0);
     }
 }

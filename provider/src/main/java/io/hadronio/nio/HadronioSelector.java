@@ -23,16 +23,32 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
  * A {@link java.nio.channels.Selector} for hadroNIO channels and, alongside them,
  * channels of the JDK's provider ({@code DatagramChannel}, {@code Pipe}).
  *
- * <p>A selection progresses the UCX workers, asks each registered hadroNIO channel
- * which of its interest ops are ready (from UCX request state and control events), and
- * polls the fds of the JDK's channels. Nothing ready: it busy-polls for the configured
+ * <p>A selection progresses the UCX workers, asks the hadroNIO channels that may be ready
+ * which of their interest ops are (from UCX request state and control events), and polls
+ * the fds of the JDK's channels. Which channels it asks (a pass costs in proportion to
+ * them, not to the keys registered):
+ * <ul>
+ * <li>keys in its <em>queue</em>: a channel queues its keys ({@link ReadySignal}) when its
+ *     connection's state changes and when one of its UCX requests completes (a completion
+ *     names its connection); a key is queued at registration and when its interest set
+ *     changes. A key is in the queue at most once (its {@code queued} flag), and the flag
+ *     is cleared before the channel is asked, so a change after the look queues it again;</li>
+ * <li>keys found ready at the previous pass: NIO's readiness is level-triggered, and a key
+ *     that stays ready must be selected again without a new event;</li>
+ * <li>keys with an fd to poll (JDK channels, plain TCP connections, connections whose
+ *     upgrade has a direction still on the kernel socket, listeners, channels not connected
+ *     yet): asked and polled on every pass, as before, until the channel
+ *     {@link UcxSelectable#signalsReadiness signals its readiness} (on UCX both ways);</li>
+ * <li>every key once per nap ({@link #maxSleepMillis}): the safety net that bounds the cost
+ *     of a missed signal, as the bounded nap bounds a missed wake-up.</li>
+ * </ul>
+ * Nothing ready: it busy-polls for the configured
  * window, then sleeps in {@code poll(2)} on its own eventfd, the JDK channels' fds and
  * the event fd of each worker it watches (one thread at a time watches a worker; see
  * {@link Waiters}). Everything that can make a hadroNIO channel ready wakes it: UCX
@@ -74,16 +90,46 @@ public final class HadronioSelector extends AbstractSelector {
     private HadronioSelectionKey[] polledKeys = new HadronioSelectionKey[16];
     // index of the first JDK channel's fd in pollSet
     private int platformBase;
-    // registered keys of JDK channels; none (and no plain hadroNIO channel): no poll(2) while spinning
-    private final AtomicInteger platformKeys = new AtomicInteger();
-    // hadroNIO channels on plain TCP (their fd is polled) seen by the last scan
-    private int plainKeys;
-    // keys registered since the last scan began: plainKeys may not count them yet, so their fds
-    // are polled anyway (a selectNow right after registering a plain channel must see it ready)
-    private volatile boolean unscannedKeys;
-    // hadroNIO listeners (their fd is polled before sleeping, and every LISTENER_PASSES spin passes)
-    private int listenerKeys;
+    // hadroNIO listeners' fds are polled before sleeping, and every LISTENER_PASSES spin passes
     private static final int LISTENER_PASSES = 64;
+
+    // ---- which keys a pass asks (see the class comment); the selecting thread's, under our lock ----
+    // the queue: keys signalled since they were last taken (an intrusive stack; any thread pushes,
+    // the selecting thread takes all at once). Pushes and takes allocate nothing.
+    private volatile HadronioSelectionKey queueHead;
+    private static final java.lang.invoke.VarHandle QUEUE_HEAD;
+
+    static {
+        try {
+            QUEUE_HEAD = java.lang.invoke.MethodHandles.lookup()
+                    .findVarHandle(HadronioSelector.class, "queueHead", HadronioSelectionKey.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    // keys taken from the queue and not asked yet
+    private HadronioSelectionKey[] taken = new HadronioSelectionKey[16];
+    private int takenCount;
+    // keys with an fd to poll, asked on every pass (HadronioSelectionKey.fdIndex is the index)
+    private HadronioSelectionKey[] fdKeys = new HadronioSelectionKey[16];
+    private int fdKeyCount;
+    // of those, how many have an fd polled on every spinning pass (not listeners'); as the last
+    // pass counted them, plus keys placed since (a selectNow right after registering a plain
+    // channel must poll its fd)
+    private int spinFds;
+    // the keys the current pass asked, and of those the ones found ready: asked again next pass
+    private HadronioSelectionKey[] asked = new HadronioSelectionKey[16];
+    private int askedCount;
+    private HadronioSelectionKey[] retained = new HadronioSelectionKey[16];
+    private int retainedCount;
+    // number of the current pass (HadronioSelectionKey.pass: asked in this pass already)
+    private long passNumber;
+    // the next pass asks every key: the safety net for a missed signal (see checkSafetyNet)
+    private boolean askAll;
+    private long lastAskAllNanos = System.nanoTime();
+    // keys the last pass asked (for tests: a pass costs in proportion to them)
+    private int lastPassAsked;
     // what the scans of the current selection found: keys with ready ops for their interest
     // set (any: the selection ends), and how many of them scan added or gave new ready ops
     private int readyCount;
@@ -111,6 +157,12 @@ public final class HadronioSelector extends AbstractSelector {
             @Override
             protected void wake() {
                 wakeFd.signal();
+            }
+
+            // another thread's progress handled events: they concern us only if they queued one of our keys
+            @Override
+            protected boolean wantsWake() {
+                return queueHead != null;
             }
         };
     }
@@ -150,21 +202,20 @@ public final class HadronioSelector extends AbstractSelector {
         ensureOpen();
         HadronioSelectionKey key = new HadronioSelectionKey(channel, this, fd, ops);
         key.attach(attachment);
-        if (fd >= 0) {
-            platformKeys.incrementAndGet();
-        }
         keys.add(key);
         refreshKeyArray();
-        unscannedKeys = true;
+        if (channel instanceof UcxSelectable u) {
+            u.readySignal().add(key);
+        }
         if (!isOpen()) {
             // closed meanwhile, after (or while) implCloseSelector deregistered the keys it saw
-            if (keys.remove(key) && fd >= 0) {
-                platformKeys.decrementAndGet();
-            }
+            keys.remove(key);
+            forget(key);
             refreshKeyArray();
             throw new ClosedSelectorException();
         }
-        // a sleeping selection polls the fds it had: a JDK channel's must be added
+        // the next pass sorts it in and asks it; a sleeping selection polls the fds it had: a JDK channel's must be added
+        key.queueForSelection();
         interestChanged();
         return key;
     }
@@ -228,7 +279,8 @@ public final class HadronioSelector extends AbstractSelector {
 
     /**
      * A selection: cancelled keys leave first, then the loop progresses the workers and
-     * asks every key until one is ready for its interest set, busy for the spin window,
+     * asks the keys that may be ready (see the class comment) until one is ready for its
+     * interest set, busy for the spin window,
      * then sleeping. As with the JDK, whose poll reports a channel that is ready whether or
      * not its key is selected already, a ready key ends the selection even when it updates
      * nothing (a key left in the selected set with the same ops ready again): the value
@@ -247,12 +299,14 @@ public final class HadronioSelector extends AbstractSelector {
      */
     private int doSelect(Consumer<SelectionKey> action, long timeout) throws IOException {
         processDeregisterQueue();
+        checkSafetyNet(System.nanoTime());
         readyCount = 0;
         updatedCount = 0;
         collecting = action != null;
         if (timeout == 0) {
             wakeupPending.set(false);
             progressAll();
+            takeQueue();
             scan(pollPlatform(true));
             return action == null ? updatedCount : perform(action);
         }
@@ -264,6 +318,7 @@ public final class HadronioSelector extends AbstractSelector {
             int pass = 0;
             while (true) {
                 progressAll();
+                takeQueue();
                 scan(pollPlatform(pass++ % LISTENER_PASSES == 0));
                 // a wakeup is consumed even when keys end the selection: it was for this one
                 boolean woken = wakeupPending.getAndSet(false);
@@ -274,6 +329,7 @@ public final class HadronioSelector extends AbstractSelector {
                 if (now - deadline >= 0) {
                     break;
                 }
+                checkSafetyNet(now);
                 processDeregisterQueue();
                 if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0) {
                     Thread.onSpinWait();
@@ -343,6 +399,7 @@ public final class HadronioSelector extends AbstractSelector {
             g.enter(waiter);
         }
         try {
+            takeQueue();
             scan(0);
             if (readyCount > 0 || wakeupPending.get()) {
                 return;
@@ -363,6 +420,7 @@ public final class HadronioSelector extends AbstractSelector {
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
             }
+            takeQueue();
             scan(polled);
         } finally {
             for (WorkerGroup g : groups) {
@@ -384,14 +442,19 @@ public final class HadronioSelector extends AbstractSelector {
         }
     }
 
-    /** Appends the fds of the JDK channels with interest to the poll set; returns how many. */
+    /**
+     * Appends the fds of the fd-polled keys with interest to the poll set (while spinning,
+     * not the listeners'); returns how many.
+     */
     private int addPlatformFds(boolean spinning) {
         platformBase = pollSet.size();
-        if (platformKeys.get() == 0 && plainKeys == 0 && !unscannedKeys && (spinning || listenerKeys == 0)) {
+        if (fdKeyCount == 0 || spinning && spinFds == 0) {
             return 0;
         }
         int n = 0;
-        for (HadronioSelectionKey key : keyArray) {
+        final HadronioSelectionKey[] fk = fdKeys;
+        for (int i = 0, count = fdKeyCount; i < count; i++) {
+            HadronioSelectionKey key = fk[i];
             int fd;
             if (key.platformFd >= 0) {
                 fd = key.platformFd;
@@ -424,9 +487,9 @@ public final class HadronioSelector extends AbstractSelector {
         return n;
     }
 
-    /** Polls the JDK channels' fds without waiting; returns how many were polled. */
+    /** Polls the fd-polled keys' fds without waiting; returns how many were polled. */
     private int pollPlatform(boolean withListeners) throws IOException {
-        if (platformKeys.get() == 0 && plainKeys == 0 && !unscannedKeys && (!withListeners || listenerKeys == 0)) {
+        if (fdKeyCount == 0 || !withListeners && spinFds == 0) {
             return 0;
         }
         pollSet.clear();
@@ -438,55 +501,189 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /**
-     * Updates the ready sets: hadroNIO channels are asked, JDK channels are read from
-     * the poll set's revents ({@code polled} entries from {@link #platformBase}). Each key
-     * found ready goes to {@link #found}.
+     * The safety net for a signal that never came (a path that changes readiness and does not
+     * queue the key would be a bug): every key is asked at least once per {@link #maxSleepMillis},
+     * whether the selections spin, sleep or keep finding keys: a missed signal costs at most
+     * that, as a missed wake-up costs at most a nap. Tests that set the nap to hours switch it
+     * off, so that such a bug shows as a hang.
+     */
+    private void checkSafetyNet(long now) {
+        if (now - lastAskAllNanos > maxSleepMillis * 1_000_000L) {
+            askAll = true;
+        }
+    }
+
+    /** How many keys the last pass asked (for tests). */
+    int lastPassAsked() {
+        return lastPassAsked;
+    }
+
+    /** A key for the next pass (any thread): pushed on the queue; its flag keeps it there once. */
+    void enqueue(HadronioSelectionKey key) {
+        HadronioSelectionKey head;
+        do {
+            head = queueHead;
+            key.nextQueued = head;
+        } while (!QUEUE_HEAD.compareAndSet(this, head, key));
+    }
+
+    /**
+     * Takes every queued key (one volatile read when there is none) into {@link #taken}, and
+     * sorts keys it sees for the first time: those with an fd to poll join {@link #fdKeys}.
+     */
+    private void takeQueue() {
+        if (queueHead == null) {
+            return;
+        }
+        HadronioSelectionKey key = (HadronioSelectionKey) QUEUE_HEAD.getAndSet(this, null);
+        while (key != null) {
+            HadronioSelectionKey next = key.nextQueued;
+            key.dequeued();
+            if (key.isValid()) {
+                if (!key.placed) {
+                    place(key);
+                }
+                if (takenCount == taken.length) {
+                    taken = Arrays.copyOf(taken, 2 * takenCount);
+                }
+                taken[takenCount++] = key;
+            }
+            key = next;
+        }
+    }
+
+    /** A new key: fd-polled (asked every pass) unless its channel signals every change of its readiness. */
+    private void place(HadronioSelectionKey key) {
+        key.placed = true;
+        if (key.platformFd >= 0 || !((UcxSelectable) key.channel()).signalsReadiness()) {
+            if (fdKeyCount == fdKeys.length) {
+                fdKeys = Arrays.copyOf(fdKeys, 2 * fdKeyCount);
+            }
+            key.fdIndex = fdKeyCount;
+            fdKeys[fdKeyCount++] = key;
+            spinFds++;
+        }
+    }
+
+    private void removeFdKey(HadronioSelectionKey key) {
+        int i = key.fdIndex;
+        if (i < 0) {
+            return;
+        }
+        HadronioSelectionKey last = fdKeys[--fdKeyCount];
+        fdKeys[i] = last;
+        last.fdIndex = i;
+        fdKeys[fdKeyCount] = null;
+        key.fdIndex = -1;
+    }
+
+    /**
+     * One pass over the keys that may be ready (see the class comment): hadroNIO channels are
+     * asked, JDK channels are read from the poll set's revents ({@code polled} entries from
+     * {@link #platformBase}). Each key found ready goes to {@link #found} once, with every op
+     * found, and is asked again at the next pass.
      */
     private void scan(int polled) {
-        int plain = 0;
-        int listeners = 0;
-        if (unscannedKeys) {
-            unscannedKeys = false; // (a volatile write only when there is something to clear: every pass scans)
+        final long pass = ++passNumber;
+        askedCount = 0;
+        if (askAll) {
+            askAll = false;
+            lastAskAllNanos = System.nanoTime();
+            for (HadronioSelectionKey key : keyArray) {
+                ask(key, pass);
+            }
         }
-        for (HadronioSelectionKey key : keyArray) {
-            if (!key.isValid() || key.platformFd >= 0) {
+        for (int i = 0; i < retainedCount; i++) {
+            ask(retained[i], pass);
+            retained[i] = null;
+        }
+        retainedCount = 0;
+        for (int i = 0; i < takenCount; i++) {
+            ask(taken[i], pass);
+            taken[i] = null;
+        }
+        takenCount = 0;
+        int spin = 0;
+        for (int i = 0; i < fdKeyCount; ) {
+            HadronioSelectionKey key = fdKeys[i];
+            if (!key.isValid()) {
+                removeFdKey(key);
                 continue;
             }
-            UcxSelectable channel = (UcxSelectable) key.channel();
-            if (channel.pollFd() >= 0) {
-                if (channel.pollWhileSpinning()) {
-                    plain++;
-                } else {
-                    listeners++;
+            if (key.platformFd < 0) {
+                UcxSelectable channel = (UcxSelectable) key.channel();
+                if (channel.signalsReadiness()) {
+                    // on UCX both ways from now on: asked when signalled (asked now, so nothing is lost)
+                    ask(key, pass);
+                    removeFdKey(key);
+                    continue;
                 }
+                if (channel.pollFd() >= 0 && channel.pollWhileSpinning()) {
+                    spin++;
+                }
+            } else {
+                spin++;
             }
-            int interest = key.interestOpsUnchecked();
-            if (interest == 0) {
-                continue;
-            }
-            int ops = channel.readyOps(interest) & interest;
-            if (ops != 0) {
-                found(key, ops);
-            }
+            ask(key, pass);
+            i++;
         }
-        plainKeys = plain;
-        listenerKeys = listeners;
+        spinFds = spin;
         for (int i = 0; i < polled; i++) {
             HadronioSelectionKey key = polledKeys[i];
             polledKeys[i] = null;
-            if (!key.isValid()) {
-                continue;
-            }
             int revents = pollSet.revents(platformBase + i);
             if (revents == 0) {
                 continue;
             }
-            int interest = key.interestOpsUnchecked();
-            int ops = key.platformFd >= 0 ? UcxSelectable.opsFromPoll(interest, revents)
-                    : ((UcxSelectable) key.channel()).readyOpsAfterPoll(interest, revents) & interest;
-            if (ops != 0) {
-                found(key, ops);
+            ask(key, pass);
+            if (!key.isValid()) {
+                continue;
             }
+            int interest = key.interestOpsUnchecked();
+            key.passOps |= key.platformFd >= 0 ? UcxSelectable.opsFromPoll(interest, revents)
+                    : ((UcxSelectable) key.channel()).readyOpsAfterPoll(interest, revents) & interest;
+        }
+        final HadronioSelectionKey[] a = asked;
+        for (int i = 0, n = askedCount; i < n; i++) {
+            HadronioSelectionKey key = a[i];
+            a[i] = null;
+            int ops = key.passOps;
+            if (ops != 0 && key.isValid()) {
+                found(key, ops);
+                if (retainedCount == retained.length) {
+                    retained = Arrays.copyOf(retained, 2 * retainedCount);
+                }
+                retained[retainedCount++] = key;
+            }
+        }
+        lastPassAsked = askedCount;
+        askedCount = 0;
+    }
+
+    /** Asks a key's channel once per pass which of its interest ops are ready (JDK channels: revents only). */
+    private void ask(HadronioSelectionKey key, long pass) {
+        if (key.pass == pass) {
+            return;
+        }
+        key.pass = pass;
+        key.passOps = 0;
+        if (!key.isValid()) {
+            return;
+        }
+        if (!key.placed) {
+            // asked before it was taken from the queue (askAll): sort it in now
+            place(key);
+        }
+        if (askedCount == asked.length) {
+            asked = Arrays.copyOf(asked, 2 * askedCount);
+        }
+        asked[askedCount++] = key;
+        if (key.platformFd >= 0) {
+            return;
+        }
+        int interest = key.interestOpsUnchecked();
+        if (interest != 0) {
+            key.passOps = ((UcxSelectable) key.channel()).readyOps(interest) & interest;
         }
     }
 
@@ -534,9 +731,8 @@ public final class HadronioSelector extends AbstractSelector {
             for (Iterator<SelectionKey> it = cancelled.iterator(); it.hasNext(); ) {
                 HadronioSelectionKey key = (HadronioSelectionKey) it.next();
                 it.remove();
-                if (keys.remove(key) && key.platformFd >= 0) {
-                    platformKeys.decrementAndGet();
-                }
+                keys.remove(key);
+                forget(key);
                 selectedKeys.remove(key);
                 deregister(key);
                 killIfClosed(key.channel(), key.platformFd);
@@ -552,6 +748,16 @@ public final class HadronioSelector extends AbstractSelector {
     private void refreshKeyArray() {
         synchronized (keyArrayLock) {
             keyArray = keys.toArray(new HadronioSelectionKey[0]);
+        }
+    }
+
+    /** A key leaves: its channel stops signalling it, and the passes stop polling it (selecting thread). */
+    private void forget(HadronioSelectionKey key) {
+        if (key.channel() instanceof UcxSelectable u) {
+            u.readySignal().remove(key);
+        }
+        if (Thread.holdsLock(this)) {
+            removeFdKey(key);
         }
     }
 
@@ -581,12 +787,19 @@ public final class HadronioSelector extends AbstractSelector {
             synchronized (publicSelectedKeys) {
                 for (SelectionKey k : keys) {
                     HadronioSelectionKey key = (HadronioSelectionKey) k;
+                    forget(key);
                     deregister(key);
                     killIfClosed(key.channel(), key.platformFd);
                 }
                 keys.clear();
                 refreshKeyArray();
-                platformKeys.set(0);
+                Arrays.fill(fdKeys, null);
+                fdKeyCount = 0;
+                Arrays.fill(retained, null);
+                retainedCount = 0;
+                Arrays.fill(taken, null);
+                takenCount = 0;
+                queueHead = null;
                 selectedKeys.clear();
                 cancelledKeys().clear();
             }

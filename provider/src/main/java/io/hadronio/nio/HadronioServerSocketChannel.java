@@ -70,6 +70,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private final Object stateLock = new Object();
     // connections whose handshake the control thread finished
     private final ConcurrentLinkedQueue<Handshaken> handshaken = new ConcurrentLinkedQueue<>();
+    // our selection keys (a listener's are asked on every pass anyway; signalled when a connection is queued)
+    private final ReadySignal readySignal = new ReadySignal();
     // need stateLock to change
     private volatile boolean bound;
     private volatile int listenerFd = -1;
@@ -171,6 +173,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             h.close();
             return;
         }
+        readySignal.run();
         if (acceptSleeping) {
             // (a write(2) per connection otherwise: the selecting thread enqueues every plain one)
             wakeFd.signal();
@@ -185,6 +188,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             return SelectionKey.OP_ACCEPT;
         }
         return 0;
+    }
+
+    @Override
+    public ReadySignal readySignal() {
+        return readySignal;
     }
 
     @Override

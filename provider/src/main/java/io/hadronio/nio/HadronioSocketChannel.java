@@ -51,6 +51,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     private final ReentrantLock writeLock = new ReentrantLock();
     // the connection's state, path and half-closes
     private final ConnectionLifecycle life;
+    // our selection keys; the lifecycle runs it when the connection's state changes or a UCX request completes
+    private final ReadySignal readySignal = new ReadySignal();
     // tcp's fd, for selectors, once plain
     private volatile int tcpFd = -1;
     // a plain accepted channel: bytes the server's detection read that belong to the application
@@ -69,6 +71,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.runtime = runtime;
         this.tcp = runtime.platform().openSocketChannel();
         this.life = ConnectionLifecycle.unconnected(runtime.control(), tcp);
+        life.readinessListener(readySignal);
     }
 
     /** An unconnected channel of one protocol family ({@code SocketChannel.open(family)}). */
@@ -78,6 +81,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.runtime = runtime;
         this.tcp = runtime.platform().openSocketChannel(family);
         this.life = ConnectionLifecycle.unconnected(runtime.control(), tcp);
+        life.readinessListener(readySignal);
     }
 
     /** An accepted accelerated channel, open. */
@@ -86,6 +90,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.runtime = runtime;
         this.tcp = accepted.tcp();
         this.life = accepted;
+        life.readinessListener(readySignal);
     }
 
     /** An accepted plain channel, connected; {@code prefix}: bytes already read from it, or null. */
@@ -96,6 +101,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.tcp = tcp;
         this.prefix = prefix;
         this.life = ConnectionLifecycle.acceptedPlain(runtime.control(), tcp);
+        life.readinessListener(readySignal);
         usePlainTcp();
     }
 
@@ -430,6 +436,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         }
         return ready;
+    }
+
+    @Override
+    public ReadySignal readySignal() {
+        return readySignal;
+    }
+
+    /** On UCX both ways: every change of readiness is a lifecycle change or a UCX completion, both signalled. */
+    @Override
+    public boolean signalsReadiness() {
+        return life.onUcx();
     }
 
     @Override

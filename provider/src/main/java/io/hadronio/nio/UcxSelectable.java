@@ -13,6 +13,20 @@ interface UcxSelectable {
      */
     int readyOps(int interestOps);
 
+    /** The channel's selection keys, which it queues with their selectors when its readiness may have changed. */
+    ReadySignal readySignal();
+
+    /**
+     * True once every change of {@link #readyOps} from "not ready" to "ready" is signalled
+     * through {@link #readySignal()} (and stays so): then a selector asks the channel only
+     * when it was signalled, was ready at the last look, or its interest changed. False
+     * while the channel has an fd to poll ({@link #pollFd()}) or may get one: a selector
+     * asks it on every pass.
+     */
+    default boolean signalsReadiness() {
+        return false;
+    }
+
     /**
      * The fd whose readiness the selector must poll for this channel (a plain TCP
      * connection's socket), or -1 when {@link #readyOps} tells everything.

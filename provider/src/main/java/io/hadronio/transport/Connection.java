@@ -51,7 +51,11 @@ public final class Connection implements WorkerGroup.Readiness {
 
     static final int KIND_DATA = 1;
     static final int KIND_CREDIT = 2;
-    private static final long TAG_MASK = 0xFFFF_FFFF_FF00_0000L;
+    // the whole tag: senders leave the low 24 bits 0, and UCX hashes a receive by its tag only when
+    // its mask is full; any other mask puts it on the worker's one wildcard list, which every
+    // arriving message searches from the start (with 1,000 connections' 9,000 receives posted,
+    // ~0.4 ms per message: docs/benchmarks/selector-scale.md)
+    private static final long TAG_MASK = -1L;
     // no request in a slot (0 is UcxWorker.COMPLETED, a valid "done" handle)
     private static final long NONE = -1;
     private static final int CREDIT_SLOTS = 4;
@@ -78,6 +82,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private long memoryBytes;
     // our id: the peer puts it in the tags it sends us
     final int localId;
+    // what our receives and data sends carry, so that their completion names us (WorkerGroup.attach)
+    private final int token;
 
     // ---- receive side (reader thread, under lock) ----
     final int rxSliceSize;
@@ -149,19 +155,29 @@ public final class Connection implements WorkerGroup.Readiness {
         java.util.Arrays.fill(creditOutRequests, NONE);
         lock.lock();
         try {
+            this.token = group.attach(this);
             for (int i = 0; i < sliceCount; i++) {
                 postSlice(i);
             }
-            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK);
+            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK, token);
         } finally {
             lock.unlock();
         }
     }
 
+    /**
+     * One of our receives or data sends completed, failed or was cancelled (an upcall from
+     * inside a call into the worker, under the group's lock: no call into the worker here):
+     * a selector must look at this connection again.
+     */
+    void completionSeen() {
+        life.readinessChanged();
+    }
+
     /** Posts the receive of a slice; a message already waiting may complete it at once. */
     private void postSlice(int slice) throws UcxException {
         long request = worker.tagReceive(rxArea.address() + (long) slice * rxSliceSize, rxSliceSize,
-                tag(localId, KIND_DATA), TAG_MASK);
+                tag(localId, KIND_DATA), TAG_MASK, token);
         if (request == UcxWorker.COMPLETED) {
             rxRequests[slice] = NONE;
             rxImmediate[slice] = (int) worker.receivedLength();
@@ -309,7 +325,7 @@ public final class Connection implements WorkerGroup.Readiness {
      */
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
         final ReentrantLock l = lock;
-        l.lock();
+        WorkerGroup.acquire(l);
         try {
             flushPending();
             long n = drainLocked(dsts, offset, length);
@@ -449,7 +465,7 @@ public final class Connection implements WorkerGroup.Readiness {
      */
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
         final ReentrantLock l = lock;
-        l.lock();
+        WorkerGroup.acquire(l);
         try {
             if (life.peerLeft()) {
                 return writeAfterPeerLeft(srcs, offset, length);
@@ -497,7 +513,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 int filled = gather(srcs, i, end, slot * sliceSize, sliceSize);
                 total += filled;
                 if (credits() > coalesceBelow || (filled == sliceSize && credits() > 0)) {
-                    long request = endpoint.tagSend(txArea.address() + (long) slot * sliceSize, filled, dataTag);
+                    long request = endpoint.tagSend(txArea.address() + (long) slot * sliceSize, filled, dataTag, token);
                     if (selfLoop) {
                         group.wakeOthers();
                     }
@@ -540,7 +556,7 @@ public final class Connection implements WorkerGroup.Readiness {
     private void postPending() throws UcxException {
         assert lock.isHeldByCurrentThread() && txPending > 0 && credits() > 0;
         int slot = (int) (txSent % txSliceCount);
-        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, txPending, dataTag);
+        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, txPending, dataTag, token);
         if (selfLoop) {
             group.wakeOthers();
         }
@@ -642,7 +658,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 txPeerConsumed = consumed;
             }
             // COMPLETED (0) when another credit message was already waiting: loop and take it
-            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK);
+            creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK, token);
         }
     }
 
@@ -797,7 +813,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * for a selector. Progresses nothing; takes the lock.
      */
     public int readyOps(int interest) {
-        lock.lock();
+        WorkerGroup.acquire(lock);
         try {
             int ready = 0;
             if ((interest & OP_READ) != 0 && isReady(OP_READ)) {
@@ -863,6 +879,7 @@ public final class Connection implements WorkerGroup.Readiness {
                         txRequests[i] = NONE;
                     }
                 }
+                group.detach(token, this);
                 if (peer != null) {
                     // the endpoint is the peer's, shared: it stays for the next connection to it
                     group.leave(peer, this);

@@ -208,7 +208,30 @@ public final class ConnectionLifecycle {
         int w = word;
         int state = Math.max(w & LADDER, to);
         word = (w & ~LADDER) | facts | state;
+        // last: the fields a caller sets before the update are part of what changed
+        readinessChanged();
         return w;
+    }
+
+    // told whenever the word changes or a UCX request of the connection completes: the channel's
+    // selection keys, which their selectors then look at again (see HadronioSelector); null: none
+    private volatile Runnable readinessListener;
+
+    /** The channel's "my readiness may have changed", run lock-free under any lock (it only queues). */
+    public void readinessListener(Runnable listener) {
+        readinessListener = listener;
+    }
+
+    /**
+     * Something a selector's {@code readyOps} depends on may have changed: the word, or a UCX
+     * request (from inside a call into the worker). Queues; wakes nobody (whoever made the
+     * change wakes the waiters, as before).
+     */
+    void readinessChanged() {
+        Runnable r = readinessListener;
+        if (r != null) {
+            r.run();
+        }
     }
 
     private void wake() {

@@ -139,6 +139,52 @@ public final class WorkerGroup implements AutoCloseable {
         this.worker = context.newWorker(ThreadMode.SERIALIZED, name);
         this.spinNanos = spinNanos;
         this.address = worker.address();
+        worker.completionListener(this::completed);
+    }
+
+    // ---- which connection a completion belongs to ----
+
+    // connections by token: their requests carry it, so that a completion names the connection it
+    // changed and a selector looks at that one only. Under lock; tokens are reused, so a request
+    // that completes after its connection was released may name another one (a harmless extra look)
+    private Connection[] byToken = new Connection[64];
+    // tokens given back, and the next never-used one
+    private int[] freeTokens = new int[64];
+    private int freeTokenCount;
+    private int nextToken;
+
+    /** A token for {@code c}'s requests. Under lock. */
+    int attach(Connection c) {
+        assert lock.isHeldByCurrentThread();
+        int token = freeTokenCount > 0 ? freeTokens[--freeTokenCount] : nextToken++;
+        if (token == byToken.length) {
+            byToken = java.util.Arrays.copyOf(byToken, token * 2);
+        }
+        byToken[token] = c;
+        return token;
+    }
+
+    /** {@code c} posts nothing more with its token. Under lock. */
+    void detach(int token, Connection c) {
+        assert lock.isHeldByCurrentThread();
+        if (byToken[token] == c) {
+            byToken[token] = null;
+            if (freeTokenCount == freeTokens.length) {
+                freeTokens = java.util.Arrays.copyOf(freeTokens, freeTokenCount * 2);
+            }
+            freeTokens[freeTokenCount++] = token;
+        }
+    }
+
+    /** A request posted with {@code token} completed (an upcall, under lock): its connection's readiness may have changed. */
+    private void completed(int token) {
+        final Connection[] t = byToken;
+        if (token < t.length) {
+            Connection c = t[token];
+            if (c != null) {
+                c.completionSeen();
+            }
+        }
     }
 
     byte[] address() {
@@ -156,6 +202,30 @@ public final class WorkerGroup implements AutoCloseable {
             id = nextId.getAndIncrement();
         } while (id == 0);
         return id;
+    }
+
+    // tryLock attempts before a data-path caller queues for the lock (see acquire)
+    private static final int ACQUIRE_SPINS = 256;
+
+    /**
+     * Takes {@code lock} for a read, a write or a selector's look. Holders keep it for one
+     * progress or one copy (well under a microsecond to a few), while a contended
+     * {@code lock()} queues the thread with a node it allocates: with both ends of a
+     * connection on one worker that was some 30 bytes per round trip on each side, and an
+     * occasional node wherever the control thread or a selector meets a reader. So it tries
+     * a bounded number of times first (~10 us of {@code onSpinWait}), then queues.
+     */
+    static void acquire(ReentrantLock lock) {
+        if (lock.tryLock()) {
+            return;
+        }
+        for (int i = 0; i < ACQUIRE_SPINS; i++) {
+            Thread.onSpinWait();
+            if (lock.tryLock()) {
+                return;
+            }
+        }
+        lock.lock();
     }
 
     /** Progresses once unless another thread is progressing right now. Returns events handled. */
@@ -308,7 +378,7 @@ public final class WorkerGroup implements AutoCloseable {
         try {
             boolean watching;
             boolean armed = false;
-            lock.lock();
+            acquire(lock);
             try {
                 if (!worker.isOpen()) {
                     throw new IOException("UCX worker closed");
@@ -387,7 +457,7 @@ public final class WorkerGroup implements AutoCloseable {
      * or when events are queued; the caller looks again instead of sleeping.
      */
     private boolean arm() throws IOException {
-        lock.lock();
+        acquire(lock);
         try {
             if (!worker.isOpen()) {
                 throw new IOException("UCX worker closed");

@@ -106,6 +106,19 @@ public final class UcxEndpoint implements AutoCloseable {
                 "ucp_tag_send_nbx");
     }
 
+    /**
+     * {@link #tagSend(long, long, long)}, and the worker's
+     * {@link UcxWorker#completionListener completion listener} is told {@code token} when the
+     * request completes or fails (not when it completes inside this call and
+     * {@link UcxWorker#COMPLETED} is returned). Allocates nothing.
+     */
+    public long tagSend(long address, long length, long tag, int token) throws UcxException {
+        long ep = ensureUsable("ucp_tag_send_nbx");
+        final MemorySegment param = worker.notifySendParam;
+        param.set(ValueLayout.JAVA_LONG, UcpStructs.UcpRequestParam.USER_DATA, worker.notifyUserData(token));
+        return worker.track(Ucp.ucp_tag_send_nbx(ep, address, length, tag, param.address()), "ucp_tag_send_nbx");
+    }
+
     /** Like {@link #tagSend(MemorySegment, long)}, with a completion callback. */
     public long tagSend(MemorySegment buffer, long tag, UcxCallbackHandle callback) throws UcxException {
         long ep = ensureUsable("ucp_tag_send_nbx");

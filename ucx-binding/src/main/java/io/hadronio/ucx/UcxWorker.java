@@ -88,6 +88,13 @@ public final class UcxWorker implements AutoCloseable {
     private final MemorySegment recvInfo;
     // ucp_request_param_t for tag receives: recv_info points at recvInfo
     private final MemorySegment receiveParam;
+    // ucp_request_param_t for tag receives that tell the completion listener: recv_info, callback, user_data
+    // (rewritten per call: calls are serialised)
+    private final MemorySegment notifyReceiveParam;
+    // ucp_request_param_t for sends that tell the completion listener: callback, user_data
+    final MemorySegment notifySendParam;
+    // slot of the completion listener in Upcalls (the high half of user_data), 0 without one
+    private int listenerSlot;
     // outstanding request handles
     private final RequestTable requests = new RequestTable();
     // endpoints still open
@@ -127,6 +134,36 @@ public final class UcxWorker implements AutoCloseable {
                 ? UcpRequestParam.FIELD_RECV_INFO
                 : UcpRequestParam.FIELD_RECV_INFO | UcpRequestParam.FLAG_NO_IMM_CMPL);
         receiveParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.RECV_INFO, recvInfo.address());
+        this.notifyReceiveParam = arena.allocate(UcpRequestParam.LAYOUT);
+        notifyReceiveParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK,
+                receiveParam.get(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK)
+                        | UcpRequestParam.FIELD_CALLBACK | UcpRequestParam.FIELD_USER_DATA);
+        notifyReceiveParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.RECV_INFO, recvInfo.address());
+        notifyReceiveParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.CB, Upcalls.RECEIVE_NOTIFY.address());
+        this.notifySendParam = arena.allocate(UcpRequestParam.LAYOUT);
+        notifySendParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK,
+                UcpRequestParam.FIELD_CALLBACK | UcpRequestParam.FIELD_USER_DATA);
+        notifySendParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.CB, Upcalls.SEND_NOTIFY.address());
+    }
+
+    /**
+     * Sets the one listener told about requests posted with a token (see
+     * {@link UcxCompletionListener}); once, before any such request.
+     */
+    public void completionListener(UcxCompletionListener listener) {
+        ensureOpen();
+        if (listenerSlot != 0) {
+            throw new IllegalStateException("worker " + name + " has a completion listener already");
+        }
+        listenerSlot = Upcalls.registerListener(listener);
+    }
+
+    /** user_data naming the completion listener and {@code token}. */
+    long notifyUserData(int token) {
+        if (listenerSlot == 0) {
+            throw new IllegalStateException("worker " + name + " has no completion listener");
+        }
+        return ((long) listenerSlot << 32) | (token & 0xFFFF_FFFFL);
     }
 
     private static boolean versionAtLeast(int major, int minor) {
@@ -493,6 +530,25 @@ public final class UcxWorker implements AutoCloseable {
         return request;
     }
 
+    /**
+     * {@link #tagReceive(long, long, long, long)}, and the worker's
+     * {@link #completionListener completion listener} is told {@code token} when the request
+     * completes, fails or is cancelled (not when it completes inside this call and
+     * {@link #COMPLETED} is returned). Allocates nothing.
+     */
+    public long tagReceive(long address, long length, long tag, long tagMask, int token) throws UcxException {
+        ensureOpen();
+        final MemorySegment param = notifyReceiveParam;
+        param.set(ValueLayout.JAVA_LONG, UcpRequestParam.USER_DATA, notifyUserData(token));
+        long request = track(Ucp.ucp_tag_recv_nbx(handle, address, length, tag, tagMask, param.address()),
+                "ucp_tag_recv_nbx");
+        if (request == COMPLETED) {
+            receivedTag = recvInfo.get(ValueLayout.JAVA_LONG, UcpTagRecvInfo.SENDER_TAG);
+            receivedLength = recvInfo.get(ValueLayout.JAVA_LONG, UcpTagRecvInfo.LENGTH);
+        }
+        return request;
+    }
+
     /** Like {@link #tagReceive(MemorySegment, long, long)}, with a completion callback. */
     public long tagReceive(MemorySegment buffer, long tag, long tagMask, UcxCallbackHandle callback)
             throws UcxException {
@@ -739,6 +795,9 @@ public final class UcxWorker implements AutoCloseable {
         }
         for (UcxCallbackHandle h : callbacks) {
             Upcalls.unregister(h.id);
+        }
+        if (listenerSlot != 0) {
+            Upcalls.unregisterListener(listenerSlot);
         }
         Ucp.ucp_worker_destroy(handle);
         arena.close();

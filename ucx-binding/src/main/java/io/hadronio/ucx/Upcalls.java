@@ -39,7 +39,46 @@ final class Upcalls {
     static final MemorySegment RECEIVE_COMPLETE = stub("onReceiveComplete",
             FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG, JAVA_LONG));
 
+    /** {@snippet lang=c : void (*ucp_send_nbx_callback_t)(void *request, ucs_status_t status, void *user_data); } */
+    static final MemorySegment SEND_NOTIFY = stub("onSendNotify",
+            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG));
+    /** {@snippet lang=c : void (*ucp_tag_recv_nbx_callback_t)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *tag_info, void *user_data); } */
+    static final MemorySegment RECEIVE_NOTIFY = stub("onReceiveNotify",
+            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG, JAVA_LONG));
+
+    // completion listeners by slot: user_data of a notifying request is (slot << 32 | token).
+    // An array, not the TARGETS map: the notify upcalls run on the data path and must not box.
+    // Replaced by a bigger copy when full (under LISTENER_LOCK); readers take the current one.
+    private static volatile UcxCompletionListener[] listeners = new UcxCompletionListener[8];
+    private static final Object LISTENER_LOCK = new Object();
+
     private Upcalls() {
+    }
+
+    /** A slot for {@code listener}; user_data {@code slot << 32 | token} reaches it. */
+    static int registerListener(UcxCompletionListener listener) {
+        synchronized (LISTENER_LOCK) {
+            UcxCompletionListener[] a = listeners;
+            for (int i = 1; i < a.length; i++) {
+                if (a[i] == null) {
+                    a[i] = listener;
+                    listeners = a; // publish the store to the upcalls' volatile read
+                    return i;
+                }
+            }
+            UcxCompletionListener[] bigger = java.util.Arrays.copyOf(a, a.length * 2);
+            bigger[a.length] = listener;
+            listeners = bigger;
+            return a.length;
+        }
+    }
+
+    static void unregisterListener(int slot) {
+        synchronized (LISTENER_LOCK) {
+            UcxCompletionListener[] a = listeners;
+            a[slot] = null;
+            listeners = a;
+        }
     }
 
     private static MemorySegment stub(String method, FunctionDescriptor descriptor) {
@@ -101,6 +140,29 @@ final class Upcalls {
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "send completion callback threw", t);
+        }
+    }
+
+    @SuppressWarnings("unused") // called from native code
+    private static void onSendNotify(long request, byte status, long userData) {
+        notifyListener(userData);
+    }
+
+    @SuppressWarnings("unused") // called from native code
+    private static void onReceiveNotify(long request, byte status, long info, long userData) {
+        notifyListener(userData);
+    }
+
+    private static void notifyListener(long userData) {
+        try {
+            UcxCompletionListener[] a = listeners;
+            int slot = (int) (userData >>> 32);
+            UcxCompletionListener l = slot < a.length ? a[slot] : null;
+            if (l != null) {
+                l.completed((int) userData);
+            }
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "completion listener threw", t);
         }
     }
 
