@@ -41,10 +41,13 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
     // the selection pass that last looked at the key, and the ops it found ready
     long pass;
     int passOps;
-    // the key was sorted into event-driven or fd-polled, when its selector first took it from the queue
+    // the key was sorted in, when its selector first took it from the queue
     boolean placed;
-    // index in the selector's fd-polled keys, -1 when not there
-    int fdIndex = -1;
+    // the fd this key has in its selector's epoll set (-1: none), the events it asks there, and
+    // whether a spinning selection polls it (not a listener's)
+    int epollFd = -1;
+    int epollEvents;
+    boolean epollSpin;
 
     HadronioSelectionKey(SelectableChannel channel, HadronioSelector selector, int platformFd, int interestOps) {
         this.channel = channel;

@@ -30,8 +30,8 @@ import java.util.function.Consumer;
  * channels of the JDK's provider ({@code DatagramChannel}, {@code Pipe}).
  *
  * <p>A selection progresses the UCX workers, asks the hadroNIO channels that may be ready
- * which of their interest ops are (from UCX request state and control events), and polls
- * the fds of the JDK's channels. Which channels it asks (a pass costs in proportion to
+ * which of their interest ops are (from UCX request state and control events), and asks
+ * its epoll set which fds are ready. Which channels it asks (a pass costs in proportion to
  * them, not to the keys registered):
  * <ul>
  * <li>keys in its <em>queue</em>: a channel queues its keys ({@link ReadySignal}) when its
@@ -41,15 +41,16 @@ import java.util.function.Consumer;
  *     is cleared before the channel is asked, so a change after the look queues it again;</li>
  * <li>keys found ready at the previous pass: NIO's readiness is level-triggered, and a key
  *     that stays ready must be selected again without a new event;</li>
- * <li>keys with an fd to poll (JDK channels, plain TCP connections, connections whose
- *     upgrade has a direction still on the kernel socket, listeners, channels not connected
- *     yet): asked and polled on every pass, as before, until the channel
- *     {@link UcxSelectable#signalsReadiness signals its readiness} (on UCX both ways);</li>
+ * <li>keys whose fd epoll reports ready: a key with an fd (JDK channels, plain TCP
+ *     connections, connections with a direction still on the kernel socket, listeners) has
+ *     it registered in the selector's epoll set for its interest ops, kept in line whenever
+ *     the key is asked (its channel queues it when its fd comes or goes); epoll, as the
+ *     JDK's own selector, costs in proportion to the ready fds;</li>
  * <li>every key once per nap ({@link #maxSleepMillis}): the safety net that bounds the cost
  *     of a missed signal, as the bounded nap bounds a missed wake-up.</li>
  * </ul>
  * Nothing ready: it busy-polls for the configured
- * window, then sleeps in {@code poll(2)} on its own eventfd, the JDK channels' fds and
+ * window, then sleeps in {@code poll(2)} on its own eventfd, the epoll fd and
  * the event fd of each worker it watches (one thread at a time watches a worker; see
  * {@link Waiters}). Everything that can make a hadroNIO channel ready wakes it: UCX
  * events through the worker's event fd, or through our eventfd when another thread
@@ -85,11 +86,14 @@ public final class HadronioSelector extends AbstractSelector {
     private final EventFd wakeFd;
     // this selector among a worker's waiters: others wake it through wakeFd
     private final Waiters.Waiter waiter;
-    // reused each selection: fds to poll, and the JDK-provider keys behind them
-    private final PollSet pollSet = new PollSet(16);
-    private HadronioSelectionKey[] polledKeys = new HadronioSelectionKey[16];
-    // index of the first JDK channel's fd in pollSet
-    private int platformBase;
+    // reused by each sleep: our eventfd, the event fds of the workers we watch, the epoll fd
+    private final PollSet pollSet = new PollSet(8);
+    // the fds of keys that have one (JDK channels, hadroNIO connections on kernel TCP, listeners)
+    // with their interest: a pass asks epoll for the ready ones instead of polling them all
+    private final io.hadronio.platform.EPollSet epoll;
+    // fd -> the key registered with it in epoll (a closed channel's fd number may come back as
+    // another channel's: its old registration went with its file)
+    private HadronioSelectionKey[] epollKeys = new HadronioSelectionKey[64];
     // hadroNIO listeners' fds are polled before sleeping, and every LISTENER_PASSES spin passes
     private static final int LISTENER_PASSES = 64;
 
@@ -111,12 +115,7 @@ public final class HadronioSelector extends AbstractSelector {
     // keys taken from the queue and not asked yet
     private HadronioSelectionKey[] taken = new HadronioSelectionKey[16];
     private int takenCount;
-    // keys with an fd to poll, asked on every pass (HadronioSelectionKey.fdIndex is the index)
-    private HadronioSelectionKey[] fdKeys = new HadronioSelectionKey[16];
-    private int fdKeyCount;
-    // of those, how many have an fd polled on every spinning pass (not listeners'); as the last
-    // pass counted them, plus keys placed since (a selectNow right after registering a plain
-    // channel must poll its fd)
+    // of the fds in epoll, how many a spinning pass polls (not listeners')
     private int spinFds;
     // the keys the current pass asked, and of those the ones found ready: asked again next pass
     private HadronioSelectionKey[] asked = new HadronioSelectionKey[16];
@@ -153,6 +152,12 @@ public final class HadronioSelector extends AbstractSelector {
         this.groups = runtime.groups();
         this.spinNanos = runtime.config().spinNanos();
         this.wakeFd = new EventFd();
+        try {
+            this.epoll = new io.hadronio.platform.EPollSet(64);
+        } catch (IOException e) {
+            wakeFd.close();
+            throw e;
+        }
         this.waiter = new Waiters.Waiter() {
             @Override
             protected void wake() {
@@ -307,7 +312,7 @@ public final class HadronioSelector extends AbstractSelector {
             wakeupPending.set(false);
             progressAll();
             takeQueue();
-            scan(pollPlatform(true));
+            scan(pollFds(true));
             return action == null ? updatedCount : perform(action);
         }
         begin();
@@ -319,7 +324,7 @@ public final class HadronioSelector extends AbstractSelector {
             while (true) {
                 progressAll();
                 takeQueue();
-                scan(pollPlatform(pass++ % LISTENER_PASSES == 0));
+                scan(pollFds(pass++ % LISTENER_PASSES == 0));
                 // a wakeup is consumed even when keys end the selection: it was for this one
                 boolean woken = wakeupPending.getAndSet(false);
                 if (readyCount > 0 || woken || Thread.currentThread().isInterrupted()) {
@@ -415,13 +420,16 @@ public final class HadronioSelector extends AbstractSelector {
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
                 }
             }
-            int polled = addPlatformFds(false);
+            if (epoll.registered() > 0) {
+                pollSet.add(epoll.fd(), PollSet.POLLIN);
+            }
             pollSet.poll(timeoutMillis);
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
             }
+            int ready = epoll.registered() > 0 ? epoll.poll(0) : 0;
             takeQueue();
-            scan(polled);
+            scan(ready);
         } finally {
             for (WorkerGroup g : groups) {
                 g.leave(waiter);
@@ -443,61 +451,110 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /**
-     * Appends the fds of the fd-polled keys with interest to the poll set (while spinning,
-     * not the listeners'); returns how many.
+     * Asks epoll, without waiting, which of the keys' fds are ready (while spinning, only when
+     * fds other than listeners' are registered); returns how many entries it filled.
      */
-    private int addPlatformFds(boolean spinning) {
-        platformBase = pollSet.size();
-        if (fdKeyCount == 0 || spinning && spinFds == 0) {
+    private int pollFds(boolean withListeners) throws IOException {
+        if (epoll.registered() == 0 || !withListeners && spinFds == 0) {
             return 0;
         }
-        int n = 0;
-        final HadronioSelectionKey[] fk = fdKeys;
-        for (int i = 0, count = fdKeyCount; i < count; i++) {
-            HadronioSelectionKey key = fk[i];
-            int fd;
+        return epoll.poll(0);
+    }
+
+    /** epoll's events for an interest set (the same bits as poll's). */
+    private static int epollEventsFor(int interest) {
+        int events = 0;
+        if ((interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT)) != 0) {
+            events |= io.hadronio.platform.EPollSet.EPOLLIN;
+        }
+        if ((interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT)) != 0) {
+            events |= io.hadronio.platform.EPollSet.EPOLLOUT;
+        }
+        return events;
+    }
+
+    /**
+     * Brings a key's registration in epoll in line with its channel's fd and its interest
+     * set (selecting thread, whenever a pass asks the key: a new key, an interest change and
+     * a channel whose fd came or went are all queued, so asked): registers, changes or
+     * removes it.
+     */
+    private void syncEpoll(HadronioSelectionKey key) throws IOException {
+        int fd = -1;
+        boolean spin = true;
+        if (key.isValid()) {
             if (key.platformFd >= 0) {
                 fd = key.platformFd;
             } else {
                 UcxSelectable channel = (UcxSelectable) key.channel();
-                // a listener is looked at before sleeping only: a new connection may wait out
-                // the spin window, a message on an accelerated connection must not wait for a poll(2)
-                fd = spinning && !channel.pollWhileSpinning() ? -1 : channel.pollFd();
+                fd = channel.pollFd();
+                spin = channel.pollWhileSpinning();
             }
-            if (fd < 0 || !key.isValid()) {
-                continue;
-            }
-            int interest = key.interestOpsUnchecked();
-            if (interest == 0) {
-                continue;
-            }
-            short events = 0;
-            if ((interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT)) != 0) {
-                events |= PollSet.POLLIN;
-            }
-            if ((interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT)) != 0) {
-                events |= PollSet.POLLOUT;
-            }
-            if (n == polledKeys.length) {
-                polledKeys = Arrays.copyOf(polledKeys, n * 2);
-            }
-            polledKeys[n++] = key;
-            pollSet.add(fd, events);
         }
-        return n;
+        int events = fd < 0 ? 0 : epollEventsFor(key.interestOpsUnchecked());
+        if (events == 0) {
+            fd = -1;
+        }
+        if (fd == key.epollFd) {
+            if (fd >= 0 && events != key.epollEvents) {
+                if (epoll.modify(fd, events)) {
+                    key.epollEvents = events;
+                } else {
+                    dropEpoll(key); // closed meanwhile
+                }
+            }
+            return;
+        }
+        dropEpoll(key);
+        if (fd < 0) {
+            return;
+        }
+        if (fd >= epollKeys.length) {
+            epollKeys = Arrays.copyOf(epollKeys, Math.max(fd + 1, 2 * epollKeys.length));
+        }
+        HadronioSelectionKey stale = epollKeys[fd];
+        if (stale != null) {
+            // that key's channel closed its fd and the number came back: its registration went
+            // with its file; the key only forgets it
+            epollKeys[fd] = null;
+            stale.epollFd = -1;
+            if (stale.epollSpin) {
+                spinFds--;
+            }
+            epoll.forget();
+        }
+        if (epoll.add(fd, events)) {
+            epollKeys[fd] = key;
+            key.epollFd = fd;
+            key.epollEvents = events;
+            key.epollSpin = spin;
+            if (spin) {
+                spinFds++;
+            }
+        }
     }
 
-    /** Polls the fd-polled keys' fds without waiting; returns how many were polled. */
-    private int pollPlatform(boolean withListeners) throws IOException {
-        if (fdKeyCount == 0 || !withListeners && spinFds == 0) {
-            return 0;
+    /** {@link #syncEpoll} for a key with an fd, or that may get one (not for a channel on UCX both ways). */
+    private void syncEpollIfFd(HadronioSelectionKey key) throws IOException {
+        if (key.platformFd >= 0 || key.epollFd >= 0 || !((UcxSelectable) key.channel()).signalsReadiness()) {
+            syncEpoll(key);
         }
-        pollSet.clear();
-        int n = addPlatformFds(!withListeners);
-        if (n > 0) {
-            pollSet.poll(0);
+    }
+
+    /** Takes a key's fd out of epoll (selecting thread). */
+    private void dropEpoll(HadronioSelectionKey key) throws IOException {
+        int fd = key.epollFd;
+        if (fd < 0) {
+            return;
         }
-        return n;
+        key.epollFd = -1;
+        if (key.epollSpin) {
+            spinFds--;
+        }
+        if (epollKeys[fd] == key) {
+            epollKeys[fd] = null;
+            epoll.remove(fd);
+        }
     }
 
     /**
@@ -528,10 +585,9 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /**
-     * Takes every queued key (one volatile read when there is none) into {@link #taken}, and
-     * sorts keys it sees for the first time: those with an fd to poll join {@link #fdKeys}.
+     * Takes every queued key (one volatile read when there is none) into {@link #taken}.
      */
-    private void takeQueue() {
+    private void takeQueue() throws IOException {
         if (queueHead == null) {
             return;
         }
@@ -540,9 +596,9 @@ public final class HadronioSelector extends AbstractSelector {
             HadronioSelectionKey next = key.nextQueued;
             key.dequeued();
             if (key.isValid()) {
-                if (!key.placed) {
-                    place(key);
-                }
+                key.placed = true;
+                // before the pass asks epoll: a key registered or changed just now is polled by it
+                syncEpollIfFd(key);
                 if (takenCount == taken.length) {
                     taken = Arrays.copyOf(taken, 2 * takenCount);
                 }
@@ -552,38 +608,13 @@ public final class HadronioSelector extends AbstractSelector {
         }
     }
 
-    /** A new key: fd-polled (asked every pass) unless its channel signals every change of its readiness. */
-    private void place(HadronioSelectionKey key) {
-        key.placed = true;
-        if (key.platformFd >= 0 || !((UcxSelectable) key.channel()).signalsReadiness()) {
-            if (fdKeyCount == fdKeys.length) {
-                fdKeys = Arrays.copyOf(fdKeys, 2 * fdKeyCount);
-            }
-            key.fdIndex = fdKeyCount;
-            fdKeys[fdKeyCount++] = key;
-            spinFds++;
-        }
-    }
-
-    private void removeFdKey(HadronioSelectionKey key) {
-        int i = key.fdIndex;
-        if (i < 0) {
-            return;
-        }
-        HadronioSelectionKey last = fdKeys[--fdKeyCount];
-        fdKeys[i] = last;
-        last.fdIndex = i;
-        fdKeys[fdKeyCount] = null;
-        key.fdIndex = -1;
-    }
-
     /**
      * One pass over the keys that may be ready (see the class comment): hadroNIO channels are
-     * asked, JDK channels are read from the poll set's revents ({@code polled} entries from
-     * {@link #platformBase}). Each key found ready goes to {@link #found} once, with every op
-     * found, and is asked again at the next pass.
+     * asked, keys whose fd epoll reported ready ({@code polled} entries of its last poll) are
+     * asked and given the fd's events (JDK channels: those only). Each key found ready goes to
+     * {@link #found} once, with every op found, and is asked again at the next pass.
      */
-    private void scan(int polled) {
+    private void scan(int polled) throws IOException {
         final long pass = ++passNumber;
         askedCount = 0;
         if (askAll) {
@@ -603,38 +634,13 @@ public final class HadronioSelector extends AbstractSelector {
             taken[i] = null;
         }
         takenCount = 0;
-        int spin = 0;
-        for (int i = 0; i < fdKeyCount; ) {
-            HadronioSelectionKey key = fdKeys[i];
-            if (!key.isValid()) {
-                removeFdKey(key);
-                continue;
-            }
-            if (key.platformFd < 0) {
-                UcxSelectable channel = (UcxSelectable) key.channel();
-                if (channel.signalsReadiness()) {
-                    // on UCX both ways from now on: asked when signalled (asked now, so nothing is lost)
-                    ask(key, pass);
-                    removeFdKey(key);
-                    continue;
-                }
-                if (channel.pollFd() >= 0 && channel.pollWhileSpinning()) {
-                    spin++;
-                }
-            } else {
-                spin++;
-            }
-            ask(key, pass);
-            i++;
-        }
-        spinFds = spin;
         for (int i = 0; i < polled; i++) {
-            HadronioSelectionKey key = polledKeys[i];
-            polledKeys[i] = null;
-            int revents = pollSet.revents(platformBase + i);
-            if (revents == 0) {
+            int fd = epoll.readyFd(i);
+            HadronioSelectionKey key = fd < epollKeys.length ? epollKeys[fd] : null;
+            if (key == null) {
                 continue;
             }
+            int revents = epoll.readyEvents(i);
             ask(key, pass);
             if (!key.isValid()) {
                 continue;
@@ -661,7 +667,7 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /** Asks a key's channel once per pass which of its interest ops are ready (JDK channels: revents only). */
-    private void ask(HadronioSelectionKey key, long pass) {
+    private void ask(HadronioSelectionKey key, long pass) throws IOException {
         if (key.pass == pass) {
             return;
         }
@@ -670,10 +676,8 @@ public final class HadronioSelector extends AbstractSelector {
         if (!key.isValid()) {
             return;
         }
-        if (!key.placed) {
-            // asked before it was taken from the queue (askAll): sort it in now
-            place(key);
-        }
+        key.placed = true;
+        syncEpollIfFd(key);
         if (askedCount == asked.length) {
             asked = Arrays.copyOf(asked, 2 * askedCount);
         }
@@ -757,7 +761,11 @@ public final class HadronioSelector extends AbstractSelector {
             u.readySignal().remove(key);
         }
         if (Thread.holdsLock(this)) {
-            removeFdKey(key);
+            try {
+                dropEpoll(key);
+            } catch (IOException e) {
+                // the fd is gone with its channel: nothing left to remove
+            }
         }
     }
 
@@ -793,8 +801,8 @@ public final class HadronioSelector extends AbstractSelector {
                 }
                 keys.clear();
                 refreshKeyArray();
-                Arrays.fill(fdKeys, null);
-                fdKeyCount = 0;
+                Arrays.fill(epollKeys, null);
+                spinFds = 0;
                 Arrays.fill(retained, null);
                 retainedCount = 0;
                 Arrays.fill(taken, null);
@@ -804,6 +812,7 @@ public final class HadronioSelector extends AbstractSelector {
                 cancelledKeys().clear();
             }
             pollSet.close();
+            epoll.close();
             wakeFd.close();
         }
     }
