@@ -140,10 +140,11 @@ public final class HadronioSelector extends AbstractSelector {
     private int[] readyKeyOps = new int[16];
     // a selection runs; the selector's lock is reentrant, so this tells an action's selection
     private boolean inSelect;
-    // the registered keys as an array, for the scans of every selection pass (iterating the
-    // concurrent set would allocate an iterator per pass); rebuilt when keys come or go
-    private volatile HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
-    private final Object keyArrayLock = new Object();
+    // the registered keys as an array, for the safety net's pass over every key (iterating the
+    // concurrent set would allocate an iterator); rebuilt when needed after keys came or went.
+    // The selecting thread's (keyArray()); keysChanged is set by any thread
+    private HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
+    private volatile boolean keysChanged;
     private final long spinNanos;
 
     public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) throws IOException {
@@ -620,7 +621,7 @@ public final class HadronioSelector extends AbstractSelector {
         if (askAll) {
             askAll = false;
             lastAskAllNanos = System.nanoTime();
-            for (HadronioSelectionKey key : keyArray) {
+            for (HadronioSelectionKey key : keyArray()) {
                 ask(key, pass);
             }
         }
@@ -746,13 +747,22 @@ public final class HadronioSelector extends AbstractSelector {
     }
 
     /**
-     * Rebuilds {@link #keyArray} from {@link #keys}. Each change of the set is followed by a
-     * refresh, and refreshes are serialised, so the last one always sees every change.
+     * The set of keys changed: {@link #keyArray} is rebuilt when next needed (by the safety
+     * net, at most once per nap), not at every registration: rebuilding it at each of a wave
+     * of 1,000 new connections cost a copy of the whole set each (JFR of a connection churn).
      */
     private void refreshKeyArray() {
-        synchronized (keyArrayLock) {
+        keysChanged = true;
+    }
+
+    /** The registered keys as an array (selecting thread), rebuilt if the set changed since. */
+    private HadronioSelectionKey[] keyArray() {
+        if (keysChanged) {
+            // cleared first: a change while we copy marks it again
+            keysChanged = false;
             keyArray = keys.toArray(new HadronioSelectionKey[0]);
         }
+        return keyArray;
     }
 
     /** A key leaves: its channel stops signalling it, and the passes stop polling it (selecting thread). */
