@@ -67,7 +67,8 @@ public final class EvaluateCommand implements Callable<Integer> {
     int clientCpu;
 
     @Option(names = "--timeout", defaultValue = "180", paramLabel = "SECONDS",
-            description = "Longest one client may run (default: ${DEFAULT-VALUE}).")
+            description = "Longest one size may take: a client that prints no result for so long fails "
+                    + "(default: ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
     @Option(names = "--load", negatable = true, defaultValue = "true", fallbackValue = "true",
@@ -93,7 +94,8 @@ public final class EvaluateCommand implements Callable<Integer> {
         PrintStream out = System.out;
         Environment env = Environment.now(pinning.toString(), p.id(), commandLine(), revision);
         LoadEvaluation loadEvaluation = new LoadEvaluation(p.load(), modeSet, providerSet);
-        out.printf("evaluate: profile %s, %d runs%s, %s; results in %s%n", p.id(), evaluation.runs(),
+        out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s, %s; results in %s%n", p.id(), evaluation.runs(),
+                evaluation.pairs(),
                 load ? " and up to " + loadEvaluation.maxRuns() + " load runs" : "", pinning, dir);
         BenchmarkPair pair = new BenchmarkPair(javaCommand(), pinning, dir.resolve("raw"), timeoutSeconds);
         Console console = System.console();

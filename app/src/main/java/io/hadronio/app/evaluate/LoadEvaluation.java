@@ -84,12 +84,16 @@ final class LoadEvaluation {
                                         "--warmup", Double.toString(plan.warmupSeconds()),
                                         "--duration", Double.toString(plan.seconds())));
                     });
-            ResultLine r = o.result();
+            if (!o.ok()) {
+                throw new java.io.IOException(o.error());
+            }
+            BenchmarkPair.Measurement m = o.measurements().getFirst();
+            ResultLine r = m.result();
             long answered = (long) r.number("messages");
             return new LoadRecord(provider, mode, connections, plan.length(), rate, r.number("achieved_per_s"),
                     r.number("avg_us"), r.number("p50_us"), r.number("p99_us"), r.number("p999_us"),
-                    BenchmarkPair.Outcome.perOp(o.clientCpuNanos(), answered),
-                    BenchmarkPair.Outcome.perOp(o.serverCpuNanos(), answered), o.clientPeakRssKb(), o.serverPeakRssKb(),
+                    BenchmarkPair.Outcome.perOp(m.clientCpuNanos(), answered),
+                    BenchmarkPair.Outcome.perOp(m.serverCpuNanos(), answered), o.clientPeakRssKb(), o.serverPeakRssKb(),
                     r.text("transports", "unknown"), o.elapsedSeconds(), null);
         } catch (Exception e) {
             return LoadRecord.failed(provider, mode, connections, plan.length(), rate,
