@@ -96,7 +96,7 @@ final class BlockingBenchmark implements Runnable {
                 throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
             }
             for (SizeSequence.Step step : steps) {
-                MeasurementWindow.nextSize();
+                MeasurementWindow.next();
                 int count = Math.toIntExact(step.messages());
                 int warmup = step.warmup() >= 0 ? Math.toIntExact(step.warmup()) : Math.max(1000, count / 10);
                 try (SocketChannel channel = Endpoints.connect(role.remote)) {

@@ -96,7 +96,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         LoadEvaluation loadEvaluation = new LoadEvaluation(p.load(), modeSet, providerSet);
         out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s, %s; results in %s%n", p.id(), evaluation.runs(),
                 evaluation.pairs(),
-                load ? " and up to " + loadEvaluation.maxRuns() + " load runs" : "", pinning, dir);
+                load ? " and " + loadEvaluation.pairs() + " load pairs" : "", pinning, dir);
         BenchmarkPair pair = new BenchmarkPair(javaCommand(), pinning, dir.resolve("raw"), timeoutSeconds);
         Console console = System.console();
         boolean inPlace = console != null && console.isTerminal();

@@ -81,7 +81,7 @@ final class Evaluation {
                 progress.starting("rep " + rep + "/" + repetitions + ": " + first.mode().id() + " " + first.metric().id()
                         + " " + first.provider().label() + ", " + points.size() + " sizes");
                 List<RunRecord> done = pair.run(points, points.stream()
-                        .map(p -> RunSizing.of(p, profile.windowSeconds())).toList(), rep);
+                        .map(p -> RunSizing.of(p, profile.windowSeconds(), p == first)).toList(), rep);
                 records.addAll(done);
                 progress.finished();
                 done.stream().filter(r -> !r.ok()).findFirst().ifPresent(r -> progressOut.println((inPlace ? "\n" : "")

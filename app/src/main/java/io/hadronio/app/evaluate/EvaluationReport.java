@@ -41,7 +41,7 @@ final class EvaluationReport {
             figures.addAll(Charts.forMode(m, summary));
         }
         for (Mode m : NIO_MODES) {
-            figures.addAll(Charts.forLoad(m, results.load()));
+            figures.addAll(Charts.forLoad(m, results.loadMedians()));
         }
         for (Charts.Figure f : figures) {
             f.save(figuresDir);
@@ -333,11 +333,13 @@ final class EvaluationReport {
     }
 
     /**
-     * The load mode: how it was run, its figures, one table of every run, and per server model
-     * and connection count the highest offered rate each provider kept up with.
+     * The load mode: how it was run, its figures, one table of every point (medians over the
+     * repetitions), and per server model and connection count the highest offered rate each
+     * provider kept up with.
      */
     private String loadSection(Path base) {
-        List<LoadRecord> load = results.load();
+        // one record per point: the medians of its repetitions (every run is in load.csv)
+        List<LoadRecord> load = results.loadMedians();
         if (load.isEmpty()) {
             return "## Load\n\nNot run (`--no-load`, or results from before the load mode).\n\n";
         }
@@ -352,7 +354,12 @@ final class EvaluationReport {
                         100 * LoadPlan.SATURATED))
                 .append("CPU per request is each process's CPU time in the measured window over the answered requests; ")
                 .append("the client spins while a request is due within 2 ms, so its CPU per request measures that ")
-                .append("choice, not the provider: compare the servers'.\n\n");
+                .append("choice, not the provider: compare the servers'. ")
+                .append(String.format(Locale.ROOT, "Each provider, server model and connection count is one JVM pair "
+                        + "whose client goes through the rates on the same connections; %d repetition%s of each. "
+                        + "Figures and tables show the median over the repetitions that ran a rate (a repetition that "
+                        + "saturated at a lower rate did not); every run is in `load.csv`, means and standard deviations "
+                        + "in `load-summary.csv`.\n\n", loadRepetitions(), loadRepetitions() == 1 ? "" : "s"));
         for (Mode m : NIO_MODES) {
             for (Charts.Figure f : Charts.forLoad(m, load)) {
                 String stem = link(base, figuresDir.resolve(f.name()));
@@ -370,19 +377,30 @@ final class EvaluationReport {
             }
         }
         md.append('\n').append(loadComparison(load));
-        md.append("\nEvery run:\n\n| server | provider | conn. | offered/s | answered/s | p50 µs | p99 µs | p99.9 µs | "
+        md.append("\nEvery point (medians; runs: repetitions that ran the rate; p99 ± its standard deviation):\n\n"
+                + "| server | provider | conn. | offered/s | runs | answered/s | p50 µs | p99 µs | p99.9 µs | "
                 + "CPU µs/req client / server | peak RSS MiB client / server | transport |\n"
-                + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-        for (LoadRecord r : load) {
+                + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        for (LoadSummary summary : results.loadSummary()) {
+            LoadRecord r = summary.medians();
             md.append("| ").append(r.mode().id()).append(" | ").append(r.provider().label()).append(" | ")
                     .append(r.connections()).append(" | ").append(fmt(r.offeredPerSec())).append(" | ")
+                    .append(summary.runs()).append(summary.failed() > 0 ? " (" + summary.failed() + " failed)" : "")
+                    .append(" | ")
                     .append(r.ok() ? fmt(r.achievedPerSec()) : "failed").append(" | ").append(fmt(r.latencyP50Us()))
-                    .append(" | ").append(fmt(r.latencyP99Us())).append(" | ").append(fmt(r.latencyP999Us())).append(" | ")
+                    .append(" | ").append(fmt(r.latencyP99Us()))
+                    .append(summary.runs() > 1 ? " ± " + fmt(summary.latencyP99Us().sd()) : "")
+                    .append(" | ").append(fmt(r.latencyP999Us())).append(" | ")
                     .append(fmt(r.clientCpuUsPerRequest())).append(" / ").append(fmt(r.serverCpuUsPerRequest()))
                     .append(" | ").append(mib(r.clientPeakRssKb())).append(" / ").append(mib(r.serverPeakRssKb()))
                     .append(" | ").append(r.transport()).append(" |\n");
         }
         return md.append('\n').toString();
+    }
+
+    /** The most repetitions any load point has. */
+    private int loadRepetitions() {
+        return results.load().stream().mapToInt(LoadRecord::repetition).max().orElse(1);
     }
 
     /**
@@ -436,7 +454,8 @@ final class EvaluationReport {
         List<String> failed = new ArrayList<>();
         results.runs().stream().filter(r -> !r.ok()).forEach(r -> failed.add("repetition " + r.repetition() + ", "
                 + r.point() + ": " + r.error()));
-        results.load().stream().filter(r -> !r.ok()).forEach(r -> failed.add("load " + r.mode().id() + " "
+        results.load().stream().filter(r -> !r.ok()).forEach(r -> failed.add("repetition " + r.repetition() + ", load "
+                + r.mode().id() + " "
                 + r.provider().label() + " " + r.connections() + " connections at " + fmt(r.offeredPerSec()) + "/s: "
                 + r.error()));
         if (failed.isEmpty()) {

@@ -122,7 +122,7 @@ final class NettyBenchmark implements Runnable {
             EventLoopGroup group = NettySupport.newGroup(n);
             try {
                 for (SizeSequence.Step step : steps) {
-                    MeasurementWindow.nextSize();
+                    MeasurementWindow.next();
                     long warmup = step.warmup() >= 0 ? step.warmup() : defaultWarmup(step.messages());
                     runClient(group, role.remote, new BenchmarkHeader(step.length(), connections, warmup,
                             step.messages()));

@@ -116,7 +116,7 @@ public final class UcxBenchmarkCommand implements Runnable {
                 } else {
                     out.println("hadronio ucx benchmark " + kind().label() + " client (UCX " + Ucx.version() + ")");
                     for (BenchmarkSettings settings : sizes) {
-                        MeasurementWindow.nextSize();
+                        MeasurementWindow.next();
                         BenchmarkReport report = UcxBenchmark.runClient(settings, remote,
                                 Duration.ofSeconds(Math.max(0, connectTimeout)), out);
                         out.println(report.resultLine());
