@@ -250,12 +250,20 @@ final class BenchmarkPair {
             Path serverLog = logDir.resolve(tag + "-server.log");
             Path clientLog = logDir.resolve(tag + "-client.log");
             server = start(provider, pinning.serverCpu(), serverArgs, serverLog, serverWatch);
-            // the client starts once the server listens: a hadroNIO client that connects while the server
-            // is still being set up may find no local rendezvous yet and stay on kernel TCP
-            awaitListening(server, serverWatch, serverLog);
+            // a hadroNIO client starts once the server listens: one that connects while the server is still
+            // being set up may find no local rendezvous yet and stay on kernel TCP. The JDK's and the binding's
+            // clients have no rendezvous to miss: they start with the server (both retry connecting until it
+            // listens), which saves a JVM start-up per pair
+            boolean startTogether = provider != Provider.HADRONIO;
+            if (!startTogether) {
+                awaitListening(server, serverWatch, serverLog);
+            }
             clientWatch = new ClientWatch(server, started);
             client = start(provider, pinning.clientCpu(), clientArgs, clientLog, clientWatch);
             clientWatch.self = client;
+            if (startTogether) {
+                awaitListening(server, serverWatch, serverLog);
+            }
             clientWatch.startSamplingServer();
             Files.writeString(logDir.resolve(tag + "-command.txt"), String.join(" ", command(pinning.clientCpu(),
                     clientArgs)) + "\n", StandardCharsets.UTF_8);
