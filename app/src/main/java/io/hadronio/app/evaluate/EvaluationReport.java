@@ -104,8 +104,11 @@ final class EvaluationReport {
     private String method() {
         int reps = results.runs().stream().mapToInt(RunRecord::repetition).max().orElse(0);
         return "## How it was measured\n\n"
-                + "Each point (provider, mode, metric, message size) ran " + reps + " time(s) as a fresh pair of JVMs on "
-                + "127.0.0.1, interleaved run by run (every point once, then every point again in reverse order). "
+                + "Each point (provider, mode, metric, message size) ran " + reps + " time(s) on 127.0.0.1. One pair of "
+                + "JVMs (server and client, each pinned to its own core) measures every size of one provider, mode and "
+                + "metric in turn, from the smallest up: each size on a connection of its own, with its own warm-up "
+                + "and measured window. Repetitions are interleaved: every provider, mode and metric once (the JDK's "
+                + "and hadroNIO's pairs one after the other), then all again in reverse order. "
                 + "**Throughput** is one connection streaming client to server (`<mode> benchmark throughput`); "
                 + "**latency** is a ping-pong of one message (`<mode> benchmark latency`), its round trips per second "
                 + "are 1 / mean round trip. The UCX binding (`ucx benchmark`, tag API, busy polling, window 64 for "
@@ -114,7 +117,7 @@ final class EvaluationReport {
                 + "CPU per operation is each process's CPU time from the start of the measured part to the client's "
                 + "result (the growth of each thread's `/proc/PID/task/TID/schedstat`; for a server that had already "
                 + "exited, `/proc/PID/stat` sampled every 10 ms), divided by the measured operations; peak memory is each JVM's "
-                + "`VmHWM` at exit. The transport is what the client's connection reported at the end of the run "
+                + "`VmHWM` at exit, so it is the pair's over all its sizes (the largest message dominates). The transport is what the client's connection reported at the end of the run "
                 + "(`kernel-tcp`: the JDK's sockets, or a hadroNIO connection that ended up on plain TCP). "
                 + "GB/s are 10⁹ B/s; KiB/MiB are powers of 2.\n\n"
                 + "Each run's length is fitted to the provider's expected speed (`RunSizing`): the measured part "
