@@ -22,8 +22,8 @@ import java.util.function.Consumer;
  * Runs one series once: a server JVM and a client JVM of the {@code hadronio} application
  * ({@code <mode> benchmark <metric>}), each pinned to its own core where there are two,
  * measuring every size of the series one after another ({@code -l 4,8,...} on the client,
- * {@code --sessions N} on the server), and turns what they print into one {@link RunRecord}
- * per size. One JVM pair for a whole size sweep is what keeps the evaluation short: a JVM
+ * {@code --sessions N} on the server) after one unmeasured pass, and turns what they print
+ * into one {@link RunRecord} per size. One JVM pair for a whole size sweep is what keeps the evaluation short: a JVM
  * pair costs 2-5 s to start on a 2-core machine, a size's measurement a fraction of that.
  *
  * <p>CPU time comes from {@code /proc} ({@link ProcessCpu}), sampled for both processes
@@ -76,19 +76,22 @@ final class BenchmarkPair {
 
     /**
      * The arguments after {@code hadronio} for the server and the client of one series on
-     * {@code port}: {@code points} (one provider, mode and metric, in the order measured) with
-     * their sizings.
+     * {@code port}: an unmeasured pass at the first point's size ({@code warmupPass}), then
+     * {@code points} (one provider, mode and metric, in the order measured) with their sizings.
      */
-    static List<List<String>> arguments(List<Point> points, List<RunSizing> sizings, int port) {
+    static List<List<String>> arguments(List<Point> points, RunSizing warmupPass, List<RunSizing> sizings, int port) {
         Point first = points.getFirst();
+        List<Integer> sizes = new ArrayList<>(List.of(first.size()));
+        points.forEach(p -> sizes.add(p.size()));
+        List<RunSizing> all = new ArrayList<>(List.of(warmupPass));
+        all.addAll(sizings);
         String address = "127.0.0.1:" + port;
         List<String> common = List.of(first.mode().command(), "benchmark", first.metric().id());
         List<String> server = new ArrayList<>(common);
-        server.addAll(List.of("-s", "-a", address, "--sessions", Integer.toString(points.size())));
+        server.addAll(List.of("-s", "-a", address, "--sessions", Integer.toString(sizes.size())));
         List<String> client = new ArrayList<>(common);
-        client.addAll(List.of("-r", address, "-l", join(points, p -> p.size()),
-                "-m", join(sizings, RunSizing::messages)));
-        String warmups = join(sizings, RunSizing::warmup);
+        client.addAll(List.of("-r", address, "-l", join(sizes, s -> s), "-m", join(all, RunSizing::messages)));
+        String warmups = join(all, RunSizing::warmup);
         if (first.mode() == Mode.RAW) {
             client.addAll(List.of("--warmup", warmups, "-n", "1"));
             if (first.metric() == Metric.THROUGHPUT) {
@@ -106,26 +109,33 @@ final class BenchmarkPair {
 
     /**
      * Runs {@code points} (one series: same provider, mode and metric) on one JVM pair; one
-     * record per point, in order. A failure is a record with its reason, not an exception:
-     * the sizes measured before it keep their figures.
+     * record per point, in order. The pair first runs {@code warmupPass} at the first point's
+     * size and throws its result away: in the first full run without it, the first size a
+     * fresh pair measured came out slower than the next one in every series (hadroNIO's 4-byte
+     * blocking round trip 10.6 µs mean against 2.0 µs at 8 bytes; Netty's still falling over
+     * the next three sizes), the JIT and the JVMs' start-up still busy. A failure is a record
+     * with its reason, not an exception: the sizes measured before it keep their figures.
      */
-    List<RunRecord> run(List<Point> points, List<RunSizing> sizings, int repetition) {
+    List<RunRecord> run(List<Point> points, RunSizing warmupPass, List<RunSizing> sizings, int repetition) {
         long started = System.nanoTime();
         Point first = points.getFirst();
         String tag = "r" + repetition + "-" + first.mode().id() + "-" + first.metric().id() + "-" + first.provider().id();
         Outcome o;
         try {
-            o = runOnFreePort(tag, first.provider(), port -> arguments(points, sizings, port));
+            o = runOnFreePort(tag, first.provider(), port -> arguments(points, warmupPass, sizings, port));
         } catch (Exception e) {
             o = new Outcome(List.of(), -1, -1, (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
         }
+        // the warm-up pass's result is not a point's
+        List<Measurement> measured = o.measurements().isEmpty() ? List.of()
+                : o.measurements().subList(1, o.measurements().size());
         List<RunRecord> records = new ArrayList<>();
         for (int i = 0; i < points.size(); i++) {
             Point p = points.get(i);
-            if (i < o.measurements().size()) {
-                records.add(o.record(o.measurements().get(i), p, repetition));
+            if (i < measured.size()) {
+                records.add(o.record(measured.get(i), p, repetition));
             } else {
-                double elapsed = i == o.measurements().size() ? o.elapsedSeconds() : 0;
+                double elapsed = i == measured.size() ? o.elapsedSeconds() : 0;
                 records.add(RunRecord.failed(repetition, p, elapsed, o.error() != null ? o.error()
                         : "the client printed no RESULT line for this size"));
             }
@@ -139,7 +149,8 @@ final class BenchmarkPair {
      * @param result         the client's RESULT line
      * @param clientCpuNanos client CPU time in the measured window, or -1
      * @param serverCpuNanos server CPU time in the measured window, or -1
-     * @param elapsedSeconds wall time from the previous RESULT line (the first: from the pair's start)
+     * @param elapsedSeconds wall time from the previous RESULT line (the first, the warm-up pass's: from the
+     *                       pair's start)
      */
     record Measurement(ResultLine result, long clientCpuNanos, long serverCpuNanos, double elapsedSeconds) {
     }

@@ -80,8 +80,9 @@ final class Evaluation {
                 Point first = points.getFirst();
                 progress.starting("rep " + rep + "/" + repetitions + ": " + first.mode().id() + " " + first.metric().id()
                         + " " + first.provider().label() + ", " + points.size() + " sizes");
-                List<RunRecord> done = pair.run(points, points.stream()
-                        .map(p -> RunSizing.of(p, profile.windowSeconds(), p == first)).toList(), rep);
+                // every measured size finds the JVMs warmed up by the pair's unmeasured first pass
+                List<RunRecord> done = pair.run(points, RunSizing.warmupPass(first, profile.windowSeconds()),
+                        points.stream().map(p -> RunSizing.of(p, profile.windowSeconds(), false)).toList(), rep);
                 records.addAll(done);
                 progress.finished();
                 done.stream().filter(r -> !r.ok()).findFirst().ifPresent(r -> progressOut.println((inPlace ? "\n" : "")

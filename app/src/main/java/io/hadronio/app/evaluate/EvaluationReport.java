@@ -81,6 +81,7 @@ final class EvaluationReport {
         md.append(method());
         md.append("## Summary\n\n").append(summaryTable()).append('\n');
         md.append("## Discussion\n\n").append(discussion()).append('\n');
+        md.append(notes(base));
         for (Mode m : NIO_MODES) {
             if (summary.stream().noneMatch(s -> s.point().mode() == m)) {
                 continue;
@@ -101,13 +102,32 @@ final class EvaluationReport {
         Files.writeString(file, md, StandardCharsets.UTF_8);
     }
 
+    /** The hand-written notes of a results directory, if it has them. */
+    static final String NOTES = "NOTES.md";
+
+    /**
+     * What a person wrote about these results after reading them ({@value #NOTES} in the
+     * results directory, included as it is): the computed discussion says where hadroNIO is
+     * ahead or behind, a person can say what else the runs showed. Kept beside the results,
+     * so that rendering again still reproduces the report.
+     */
+    private String notes(Path base) throws IOException {
+        Path file = resultsDir.resolve(NOTES);
+        if (!Files.exists(file)) {
+            return "";
+        }
+        return "### Notes on these results (written by hand, [`" + NOTES + "`](" + link(base, file) + "))\n\n"
+                + Files.readString(file, StandardCharsets.UTF_8).strip() + "\n\n";
+    }
+
     private String method() {
         int reps = results.runs().stream().mapToInt(RunRecord::repetition).max().orElse(0);
         return "## How it was measured\n\n"
                 + "Each point (provider, mode, metric, message size) ran " + reps + " time(s) on 127.0.0.1. One pair of "
                 + "JVMs (server and client, each pinned to its own core) measures every size of one provider, mode and "
-                + "metric in turn, from the smallest up: each size on a connection of its own, with its own warm-up "
-                + "and measured window. Repetitions are interleaved: every provider, mode and metric once (the JDK's "
+                + "metric in turn, from the smallest up, after an unmeasured pass at the smallest size (without it "
+                + "the first size came out slower, the JVMs still warming up): each size on a connection of its own, "
+                + "with its own warm-up and measured window. Repetitions are interleaved: every provider, mode and metric once (the JDK's "
                 + "and hadroNIO's pairs one after the other), then all again in reverse order. "
                 + "**Throughput** is one connection streaming client to server (`<mode> benchmark throughput`); "
                 + "**latency** is a ping-pong of one message (`<mode> benchmark latency`), its round trips per second "

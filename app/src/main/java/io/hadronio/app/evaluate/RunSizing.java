@@ -19,8 +19,8 @@ record RunSizing(int messages, int warmup) {
     private static final int MIN_WARMUP = 2_000;
 
     /**
-     * @param firstOfPair the first size its JVM pair measures: its warm-up also has to get the JIT through the
-     *                    benchmark loop, where a later size's only has to bring in that size's paths
+     * @param firstOfPair the first pass of a JVM pair (its unmeasured warm-up pass): its warm-up also has to get the
+     *                    JIT through the benchmark loop, where a later size's only has to bring in that size's paths
      */
     static RunSizing of(Point point, double windowSeconds, boolean firstOfPair) {
         double micros = expectedMicros(point);
@@ -30,6 +30,20 @@ record RunSizing(int messages, int warmup) {
         double longest = (firstOfPair ? 4 : 1) * windowSeconds * 1e6 / micros;
         int warmup = (int) Math.min(Math.max(messages, MIN_WARMUP), Math.max(MIN_MESSAGES, longest));
         return new RunSizing(messages, warmup);
+    }
+
+    /**
+     * The unmeasured pass a JVM pair starts with ({@link BenchmarkPair#run}): a window's
+     * operations after a warm-up of three windows (at least {@link #MIN_WARMUP} operations),
+     * so that the JIT has compiled the benchmark loop and the provider's paths before the
+     * first measured size. Netty needed that much: with two windows its mean round trip still
+     * fell over the first four sizes.
+     */
+    static RunSizing warmupPass(Point point, double windowSeconds) {
+        RunSizing measured = of(point, windowSeconds, true);
+        double micros = expectedMicros(point);
+        int warmup = (int) Math.max(MIN_WARMUP, Math.min(4L * MAX_MESSAGES, 3 * windowSeconds * 1e6 / micros));
+        return new RunSizing(measured.messages(), warmup);
     }
 
     /** Expected µs per operation: a fixed cost plus the size at an expected copy rate. */
