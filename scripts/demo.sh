@@ -9,7 +9,7 @@
 #             8 B round trip (p50, average), 64 KiB streaming (MB/s), 8-byte writes per second
 #   netty     the same for Netty's NIO transport ("hadronio netty benchmark")
 #
-#   scripts/demo.sh                       # the quick evaluation, about 5-10 minutes on a 2-core machine
+#   scripts/demo.sh                       # the quick evaluation, about 3-4 minutes on a busy 2-core machine
 #   PROFILE=full scripts/demo.sh          # the full evaluation (see docs/EVALUATION.md for its duration)
 #   SECTIONS="ucx blocking netty" scripts/demo.sh   # the older side-by-side tables, about 5 minutes
 #   RUNS=5 SECTIONS=blocking scripts/demo.sh        # more rounds per measurement

@@ -3,10 +3,13 @@ package io.hadronio.app.blocking;
 import io.hadronio.app.LatencySummary;
 import io.hadronio.app.MeasurementWindow;
 import io.hadronio.app.Role;
+import io.hadronio.app.SizeSequence;
 import io.hadronio.app.SocketAddressConverter;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -20,6 +23,8 @@ import picocli.CommandLine.Spec;
  * {@code hadronio blocking benchmark latency|throughput|connection}: blocking NIO between two
  * processes. The client sends its settings to the server first, so only the client
  * needs {@code -l}/{@code -m}/{@code -t}. Measured code allocates nothing per message.
+ * A client given several lengths measures them one after another, each on a new
+ * connection to the same server (started with {@code --sessions} = the number of lengths).
  * {@code connection} ({@link BlockingConnections}) measures connection set-up instead.
  */
 @Command(name = "benchmark", mixinStandardHelpOptions = true,
@@ -43,15 +48,24 @@ final class BlockingBenchmark implements Runnable {
                 defaultValue = "0.0.0.0:2998", description = "Server: where to listen (default: ${DEFAULT-VALUE}).")
         InetSocketAddress address;
 
-        @Option(names = {"-l", "--length"}, defaultValue = "8", description = "Message length in bytes (default: ${DEFAULT-VALUE}).")
-        int length;
+        @Option(names = {"-l", "--length"}, split = ",", defaultValue = "8", paramLabel = "BYTES",
+                description = "Message length in bytes; several (comma-separated) are measured one after another in this "
+                        + "process, each on a connection of its own with its own warm-up (default: ${DEFAULT-VALUE}).")
+        List<Integer> lengths;
 
-        @Option(names = {"-m", "--messages"}, defaultValue = "100000", description = "Measured messages (default: ${DEFAULT-VALUE}).")
-        int messages;
+        @Option(names = {"-m", "--messages"}, split = ",", defaultValue = "100000",
+                description = "Measured messages: one value, or one per --length (default: ${DEFAULT-VALUE}).")
+        List<Long> messages;
 
-        @Option(names = {"-t", "--threshold"}, defaultValue = "-1",
-                description = "Warm-up messages before measuring (default: a tenth of --messages, at least 1000).")
-        int threshold;
+        @Option(names = {"-t", "--threshold"}, split = ",", defaultValue = "-1",
+                description = "Warm-up messages before measuring: one value, or one per --length "
+                        + "(default: a tenth of --messages, at least 1000).")
+        List<Long> thresholds;
+
+        @Option(names = "--sessions", defaultValue = "1",
+                description = "Server: clients to serve one after another before exiting; a client with several "
+                        + "--length values is one per length (default: ${DEFAULT-VALUE}).")
+        int sessions;
 
         /** The RESULT line's kind starts with this: {@code blocking}, {@code nonblocking}. */
         abstract String kind();
@@ -64,21 +78,33 @@ final class BlockingBenchmark implements Runnable {
         public Integer call() throws Exception {
             io.hadronio.app.ProviderSelection.apply();
             if (role.server) {
-                try (SocketChannel channel = Endpoints.acceptOne(address)) {
-                    ByteBuffer settings = ByteBuffer.allocate(12);
-                    Endpoints.readFully(channel, settings);
-                    serve(channel, settings.getInt(0), settings.getLong(4));
+                try (ServerSocketChannel server = Endpoints.listen(address)) {
+                    for (int i = 0; i < sessions; i++) {
+                        try (SocketChannel channel = Endpoints.accept(server)) {
+                            ByteBuffer settings = ByteBuffer.allocate(12);
+                            Endpoints.readFully(channel, settings);
+                            serve(channel, settings.getInt(0), settings.getLong(4));
+                        }
+                    }
                 }
                 return 0;
             }
-            if (length < 1 || messages < 1) {
-                throw new CommandLine.ParameterException(new CommandLine(this), "--length and --messages must be > 0");
+            List<SizeSequence.Step> steps;
+            try {
+                steps = SizeSequence.of(lengths, messages, thresholds, 1);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
             }
-            int warmup = threshold >= 0 ? threshold : Math.max(1000, messages / 10);
-            try (SocketChannel channel = Endpoints.connect(role.remote)) {
-                ByteBuffer settings = ByteBuffer.allocate(12).putInt(length).putLong((long) warmup + messages).flip();
-                Endpoints.writeFully(channel, settings);
-                measure(channel, length, warmup, messages);
+            for (SizeSequence.Step step : steps) {
+                MeasurementWindow.next();
+                int count = Math.toIntExact(step.messages());
+                int warmup = step.warmup() >= 0 ? Math.toIntExact(step.warmup()) : Math.max(1000, count / 10);
+                try (SocketChannel channel = Endpoints.connect(role.remote)) {
+                    ByteBuffer settings = ByteBuffer.allocate(12).putInt(step.length())
+                            .putLong((long) warmup + count).flip();
+                    Endpoints.writeFully(channel, settings);
+                    measure(channel, step.length(), warmup, count);
+                }
             }
             return 0;
         }

@@ -17,15 +17,31 @@ public final class Endpoints {
 
     /** Server side: listen on {@code address}, print where, accept one connection. */
     static SocketChannel acceptOne(InetSocketAddress address) throws IOException {
-        try (ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.bind(address);
-            System.out.println("listening on " + server.getLocalAddress() + " (provider "
-                    + SelectorProvider.provider().getClass().getName() + ")");
-            System.out.flush();
-            SocketChannel channel = server.accept();
-            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            return channel;
+        try (ServerSocketChannel server = listen(address)) {
+            return accept(server);
         }
+    }
+
+    /** Server side: listen on {@code address} and print where (the line a driver waits for). */
+    static ServerSocketChannel listen(InetSocketAddress address) throws IOException {
+        ServerSocketChannel server = ServerSocketChannel.open();
+        try {
+            server.bind(address);
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        System.out.println("listening on " + server.getLocalAddress() + " (provider "
+                + SelectorProvider.provider().getClass().getName() + ")");
+        System.out.flush();
+        return server;
+    }
+
+    /** Server side: the next connection, with Nagle off. */
+    static SocketChannel accept(ServerSocketChannel server) throws IOException {
+        SocketChannel channel = server.accept();
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        return channel;
     }
 
     /** Client side: connect, retrying for a few seconds while the server starts. */

@@ -19,14 +19,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Runs one point once: a server JVM and a client JVM of the {@code hadronio} application
+ * Runs one series once: a server JVM and a client JVM of the {@code hadronio} application
  * ({@code <mode> benchmark <metric>}), each pinned to its own core where there are two,
- * and turns what they print into a {@link RunRecord}.
+ * measuring every size of the series one after another ({@code -l 4,8,...} on the client,
+ * {@code --sessions N} on the server) after one unmeasured pass, and turns what they print
+ * into one {@link RunRecord} per size. One JVM pair for a whole size sweep is what keeps the evaluation short: a JVM
+ * pair costs 2-5 s to start on a 2-core machine, a size's measurement a fraction of that.
  *
- * <p>CPU time comes from {@code /proc} ({@link ProcessCpu}), sampled for both processes when
- * the client opens its measured window ({@link MeasurementWindow}) and when it prints its
- * {@code RESULT} line, so that JVM start-up and warm-up are not counted. Peak resident memory
- * is each JVM's own {@code VmHWM} at exit ({@link ProcessResources}).
+ * <p>CPU time comes from {@code /proc} ({@link ProcessCpu}), sampled for both processes
+ * whenever the client opens a size's measured window ({@link MeasurementWindow}) and when it
+ * prints that size's {@code RESULT} line, so that JVM start-up, warm-up and the other sizes
+ * are not counted. Peak resident memory is each JVM's own {@code VmHWM} at exit
+ * ({@link ProcessResources}): one figure per pair, the same for all its sizes.
  */
 final class BenchmarkPair {
     // every server prints this once it listens
@@ -70,58 +74,114 @@ final class BenchmarkPair {
         }
     }
 
-    /** The arguments after {@code hadronio} for the server and the client of {@code point} on {@code port}. */
-    static List<List<String>> arguments(Point point, RunSizing sizing, int port) {
+    /**
+     * The arguments after {@code hadronio} for the server and the client of one series on
+     * {@code port}: an unmeasured pass at the first point's size ({@code warmupPass}), then
+     * {@code points} (one provider, mode and metric, in the order measured) with their sizings.
+     */
+    static List<List<String>> arguments(List<Point> points, RunSizing warmupPass, List<RunSizing> sizings, int port) {
+        Point first = points.getFirst();
+        List<Integer> sizes = new ArrayList<>(List.of(first.size()));
+        points.forEach(p -> sizes.add(p.size()));
+        List<RunSizing> all = new ArrayList<>(List.of(warmupPass));
+        all.addAll(sizings);
         String address = "127.0.0.1:" + port;
-        List<String> common = List.of(point.mode().command(), "benchmark", point.metric().id());
+        List<String> common = List.of(first.mode().command(), "benchmark", first.metric().id());
         List<String> server = new ArrayList<>(common);
-        server.addAll(List.of("-s", "-a", address));
+        server.addAll(List.of("-s", "-a", address, "--sessions", Integer.toString(sizes.size())));
         List<String> client = new ArrayList<>(common);
-        client.addAll(List.of("-r", address, "-l", Integer.toString(point.size()),
-                "-m", Integer.toString(sizing.messages())));
-        if (point.mode() == Mode.RAW) {
-            client.addAll(List.of("--warmup", Integer.toString(sizing.warmup()), "-n", "1"));
-            if (point.metric() == Metric.THROUGHPUT) {
+        client.addAll(List.of("-r", address, "-l", join(sizes, s -> s), "-m", join(all, RunSizing::messages)));
+        String warmups = join(all, RunSizing::warmup);
+        if (first.mode() == Mode.RAW) {
+            client.addAll(List.of("--warmup", warmups, "-n", "1"));
+            if (first.metric() == Metric.THROUGHPUT) {
                 client.addAll(List.of("-w", "64"));
             }
         } else {
-            client.addAll(List.of("-t", Integer.toString(sizing.warmup())));
+            client.addAll(List.of("-t", warmups));
         }
         return List.of(server, client);
     }
 
-    /** Runs {@code point} once; a failure is a record with its reason, not an exception. */
-    RunRecord run(Point point, RunSizing sizing, int repetition) {
+    private static <T> String join(List<T> values, java.util.function.ToIntFunction<T> f) {
+        return String.join(",", values.stream().map(v -> Integer.toString(f.applyAsInt(v))).toList());
+    }
+
+    /**
+     * Runs {@code points} (one series: same provider, mode and metric) on one JVM pair; one
+     * record per point, in order. The pair first runs {@code warmupPass} at the first point's
+     * size and throws its result away: in the first full run without it, the first size a
+     * fresh pair measured came out slower than the next one in every series (hadroNIO's 4-byte
+     * blocking round trip 10.6 µs mean against 2.0 µs at 8 bytes; Netty's still falling over
+     * the next three sizes), the JIT and the JVMs' start-up still busy. A failure is a record
+     * with its reason, not an exception: the sizes measured before it keep their figures.
+     */
+    List<RunRecord> run(List<Point> points, RunSizing warmupPass, List<RunSizing> sizings, int repetition) {
         long started = System.nanoTime();
+        Point first = points.getFirst();
+        String tag = "r" + repetition + "-" + first.mode().id() + "-" + first.metric().id() + "-" + first.provider().id();
+        Outcome o;
         try {
-            Outcome o = runOnFreePort("r" + repetition + "-" + point.tag(), point.provider(),
-                    port -> arguments(point, sizing, port));
-            return o.record(point, repetition);
+            o = runOnFreePort(tag, first.provider(), port -> arguments(points, warmupPass, sizings, port));
         } catch (Exception e) {
-            return RunRecord.failed(repetition, point, (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
+            o = new Outcome(List.of(), -1, -1, (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
         }
+        // the warm-up pass's result is not a point's
+        List<Measurement> measured = o.measurements().isEmpty() ? List.of()
+                : o.measurements().subList(1, o.measurements().size());
+        List<RunRecord> records = new ArrayList<>();
+        for (int i = 0; i < points.size(); i++) {
+            Point p = points.get(i);
+            if (i < measured.size()) {
+                records.add(o.record(measured.get(i), p, repetition));
+            } else {
+                double elapsed = i == measured.size() ? o.elapsedSeconds() : 0;
+                records.add(RunRecord.failed(repetition, p, elapsed, o.error() != null ? o.error()
+                        : "the client printed no RESULT line for this size"));
+            }
+        }
+        return records;
+    }
+
+    /**
+     * What a client printed for one size, with the CPU both processes used in its window.
+     *
+     * @param result         the client's RESULT line
+     * @param clientCpuNanos client CPU time in the measured window, or -1
+     * @param serverCpuNanos server CPU time in the measured window, or -1
+     * @param elapsedSeconds wall time from the previous RESULT line (the first, the warm-up pass's: from the
+     *                       pair's start)
+     */
+    record Measurement(ResultLine result, long clientCpuNanos, long serverCpuNanos, double elapsedSeconds) {
     }
 
     /**
      * What one server/client pair reported.
      *
-     * @param result          the client's RESULT line
-     * @param clientCpuNanos  client CPU time in the measured window, or -1
-     * @param serverCpuNanos  server CPU time in the measured window, or -1
-     * @param clientPeakRssKb client's VmHWM at exit
-     * @param serverPeakRssKb server's VmHWM at exit
+     * @param measurements    one per size the client finished, in order
+     * @param clientPeakRssKb client's VmHWM at exit, or -1
+     * @param serverPeakRssKb server's VmHWM at exit, or -1
      * @param elapsedSeconds  wall time of the pair
+     * @param error           why the pair failed (after the sizes in {@code measurements}), or null
      */
-    record Outcome(ResultLine result, long clientCpuNanos, long serverCpuNanos, long clientPeakRssKb,
-                   long serverPeakRssKb, double elapsedSeconds) {
+    record Outcome(List<Measurement> measurements, long clientPeakRssKb, long serverPeakRssKb, double elapsedSeconds,
+                   String error) {
 
         /** CPU µs per operation from a window's nanoseconds, NaN if unknown. */
         static double perOp(long nanos, long ops) {
             return nanos < 0 || ops <= 0 ? Double.NaN : nanos / 1e3 / ops;
         }
 
-        RunRecord record(Point point, int repetition) {
-            ResultLine r = result;
+        boolean ok() {
+            return error == null;
+        }
+
+        RunRecord record(Measurement m, Point point, int repetition) {
+            ResultLine r = m.result();
+            if (r.has("length") && (int) r.number("length") != point.size()) {
+                return RunRecord.failed(repetition, point, m.elapsedSeconds(), "the client measured "
+                        + (int) r.number("length") + " B where " + point.size() + " B was due");
+            }
             long messages = (long) r.number("messages");
             double ops;
             double bytes;
@@ -149,8 +209,9 @@ final class BenchmarkPair {
                 bytes = r.number("mb_per_s") * 1e6;
             }
             return new RunRecord(repetition, point.provider(), point.mode(), point.metric(), point.size(), messages, ops,
-                    bytes, mean, p50, p99, p999, perOp(clientCpuNanos, messages), perOp(serverCpuNanos, messages),
-                    clientPeakRssKb, serverPeakRssKb, r.text("transports", "unknown"), elapsedSeconds, null);
+                    bytes, mean, p50, p99, p999, perOp(m.clientCpuNanos(), messages),
+                    perOp(m.serverCpuNanos(), messages), clientPeakRssKb, serverPeakRssKb, r.text("transports", "unknown"),
+                    m.elapsedSeconds(), null);
         }
     }
 
@@ -168,7 +229,7 @@ final class BenchmarkPair {
      * @param arguments server and client arguments for a port
      */
     Outcome runOnFreePort(String tag, Provider provider, java.util.function.IntFunction<List<List<String>>> arguments)
-            throws Exception {
+            throws IOException {
         for (int attempt = 1; ; attempt++) {
             List<List<String>> args = arguments.apply(freePort());
             try {
@@ -183,32 +244,46 @@ final class BenchmarkPair {
 
     /**
      * Runs one pair: the server ({@code hadronio <serverArgs>}) on its core, and once it
-     * listens the client ({@code hadronio <clientArgs>}) on its own; both must exit 0 and the
-     * client must print a RESULT line. Output goes to {@code <tag>-server.log} and
-     * {@code <tag>-client.log}.
+     * listens the client ({@code hadronio <clientArgs>}) on its own; both must exit 0. The
+     * client must print a RESULT line at least every {@code timeoutSeconds} (one per size).
+     * Output goes to {@code <tag>-server.log} and {@code <tag>-client.log}. A pair that
+     * fails after its client printed some RESULT lines keeps them, with the reason.
      *
-     * @throws Exception why the pair failed
+     * @throws PortTaken the server could not bind its port (nothing was measured)
      */
-    Outcome run(String tag, Provider provider, List<String> serverArgs, List<String> clientArgs) throws Exception {
+    Outcome run(String tag, Provider provider, List<String> serverArgs, List<String> clientArgs) throws PortTaken {
         long started = System.nanoTime();
         Process server = null;
         Process client = null;
+        ServerWatch serverWatch = new ServerWatch();
+        ClientWatch clientWatch = null;
         try {
             Path serverLog = logDir.resolve(tag + "-server.log");
             Path clientLog = logDir.resolve(tag + "-client.log");
-            ServerWatch serverWatch = new ServerWatch();
             server = start(provider, pinning.serverCpu(), serverArgs, serverLog, serverWatch);
-            // the client starts once the server listens: a hadroNIO client that connects while the server
-            // is still being set up may find no local rendezvous yet and stay on kernel TCP
-            awaitListening(server, serverWatch, serverLog);
-            ClientWatch clientWatch = new ClientWatch(server);
+            // a hadroNIO client starts once the server listens: one that connects while the server is still
+            // being set up may find no local rendezvous yet and stay on kernel TCP. The JDK's and the binding's
+            // clients have no rendezvous to miss: they start with the server (both retry connecting until it
+            // listens), which saves a JVM start-up per pair
+            boolean startTogether = provider != Provider.HADRONIO;
+            if (!startTogether) {
+                awaitListening(server, serverWatch, serverLog);
+            }
+            clientWatch = new ClientWatch(server, started);
             client = start(provider, pinning.clientCpu(), clientArgs, clientLog, clientWatch);
             clientWatch.self = client;
+            if (startTogether) {
+                awaitListening(server, serverWatch, serverLog);
+            }
             clientWatch.startSamplingServer();
             Files.writeString(logDir.resolve(tag + "-command.txt"), String.join(" ", command(pinning.clientCpu(),
                     clientArgs)) + "\n", StandardCharsets.UTF_8);
-            if (!client.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                throw new IOException("client took longer than " + timeoutSeconds + " s (" + clientLog + ")");
+            // a stuck size fails the pair, however many sizes came before it
+            while (!client.waitFor(200, TimeUnit.MILLISECONDS)) {
+                if (System.nanoTime() - clientWatch.lastResultNanos > TimeUnit.SECONDS.toNanos(timeoutSeconds)) {
+                    throw new IOException("client printed no RESULT line for " + timeoutSeconds + " s (" + clientLog
+                            + ")");
+                }
             }
             clientWatch.output.get(10, TimeUnit.SECONDS);
             if (client.exitValue() != 0) {
@@ -221,11 +296,20 @@ final class BenchmarkPair {
             if (server.exitValue() != 0) {
                 throw new IOException("server exited with " + server.exitValue() + " (" + serverLog + ")");
             }
-            if (clientWatch.result == null) {
+            if (clientWatch.measurements.isEmpty()) {
                 throw new IOException("the client printed no RESULT line (" + clientLog + ")");
             }
-            return new Outcome(clientWatch.result, clientWatch.clientCpu, clientWatch.serverCpu, clientWatch.peakRssKb,
-                    serverWatch.peakRssKb, (System.nanoTime() - started) / 1e9);
+            return new Outcome(List.copyOf(clientWatch.measurements), clientWatch.peakRssKb, serverWatch.peakRssKb,
+                    (System.nanoTime() - started) / 1e9, null);
+        } catch (PortTaken e) {
+            throw e;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            List<Measurement> done = clientWatch == null ? List.of() : List.copyOf(clientWatch.measurements);
+            return new Outcome(done, clientWatch == null ? -1 : clientWatch.peakRssKb, serverWatch.peakRssKb,
+                    (System.nanoTime() - started) / 1e9, String.valueOf(e.getMessage()));
         } finally {
             destroy(client);
             destroy(server);
@@ -233,6 +317,7 @@ final class BenchmarkPair {
     }
 
     private static void awaitListening(Process server, ServerWatch watch, Path log) throws Exception {
+        // PortTaken is an IOException: the caller tells it apart
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SERVER_START_SECONDS);
         while (!watch.listening.isDone()) {
             if (!server.isAlive()) {
@@ -340,33 +425,36 @@ final class BenchmarkPair {
     }
 
     /**
-     * The client's output: samples both processes' CPU at the window's open and at the RESULT
-     * line. A server often ends before the client has printed its result (it has answered
-     * everything), so the server's CPU is also sampled every {@link #SAMPLE_MILLIS} ms from
-     * {@code /proc/PID/stat}; when the server is gone at the end, its window is measured from
-     * those samples instead (10 ms ticks, and up to one interval of its last work missing).
+     * The client's output: samples both processes' CPU at each size's window open and at its
+     * RESULT line. A server often ends before the client has printed its last result (it has
+     * answered everything), so the server's CPU is also sampled every {@link #SAMPLE_MILLIS}
+     * ms from {@code /proc/PID/stat}; when the server is gone at a window's end, its window is
+     * measured from those samples instead (10 ms ticks, and up to one interval of its last
+     * work missing).
      */
     static final class ClientWatch extends OutputWatch {
         static final long SAMPLE_MILLIS = 10;
         private final Process server;
         volatile Process self;
-        volatile ResultLine result;
-        // CPU nanoseconds of each process in the window, -1 until known
-        volatile long clientCpu = -1;
-        volatile long serverCpu = -1;
+        // appended by the output thread, read by the driver once the client has exited (or failed)
+        final List<Measurement> measurements = new java.util.concurrent.CopyOnWriteArrayList<>();
+        volatile long lastResultNanos;
         private volatile Map<Long, Long> clientAtOpen;
         private volatile Map<Long, Long> serverAtOpen;
         // the same window from /proc/PID/stat, for a server that ended before the client's result
         private volatile long serverTicksAtOpen = -1;
         private volatile long serverTicksLast = -1;
+        private volatile boolean done;
 
-        ClientWatch(Process server) {
+        /** @param pairStarted when the pair started ({@link System#nanoTime()}): the first size's elapsed time counts from it */
+        ClientWatch(Process server, long pairStarted) {
             this.server = server;
+            this.lastResultNanos = pairStarted;
         }
 
         void startSamplingServer() {
             Thread.ofPlatform().daemon().name("server-cpu-" + server.pid()).start(() -> {
-                while (result == null && server.isAlive()) {
+                while (!done && server.isAlive()) {
                     long t = ProcessCpu.tickNanos(server.pid());
                     if (t >= 0) {
                         serverTicksLast = t;
@@ -387,15 +475,28 @@ final class BenchmarkPair {
                 serverAtOpen = ProcessCpu.threads(server.pid());
                 serverTicksAtOpen = ProcessCpu.tickNanos(server.pid());
             } else if (l.startsWith(ResultLine.PREFIX)) {
-                clientCpu = self == null ? -1 : ProcessCpu.window(clientAtOpen, ProcessCpu.threads(self.pid()));
-                serverCpu = ProcessCpu.window(serverAtOpen, ProcessCpu.threads(server.pid()));
+                long clientCpu = self == null ? -1 : ProcessCpu.window(clientAtOpen, ProcessCpu.threads(self.pid()));
+                long serverCpu = ProcessCpu.window(serverAtOpen, ProcessCpu.threads(server.pid()));
                 if (serverCpu < 0 && serverTicksAtOpen >= 0 && serverTicksLast >= 0) {
                     // the server is gone: its window from the periodic samples
                     serverCpu = serverTicksLast - serverTicksAtOpen;
                 }
-                result = new ResultLine(l);
+                long now = System.nanoTime();
+                measurements.add(new Measurement(new ResultLine(l), clientCpu, serverCpu, (now - lastResultNanos) / 1e9));
+                lastResultNanos = now;
+                clientAtOpen = null;
+                serverAtOpen = null;
+                serverTicksAtOpen = -1;
             }
         }
 
+        @Override
+        void drain(Process p, Path log) {
+            try {
+                super.drain(p, log);
+            } finally {
+                done = true;
+            }
+        }
     }
 }

@@ -67,7 +67,8 @@ public final class EvaluateCommand implements Callable<Integer> {
     int clientCpu;
 
     @Option(names = "--timeout", defaultValue = "180", paramLabel = "SECONDS",
-            description = "Longest one client may run (default: ${DEFAULT-VALUE}).")
+            description = "Longest one size may take: a client that prints no result for so long fails "
+                    + "(default: ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
     @Option(names = "--load", negatable = true, defaultValue = "true", fallbackValue = "true",
@@ -93,15 +94,16 @@ public final class EvaluateCommand implements Callable<Integer> {
         PrintStream out = System.out;
         Environment env = Environment.now(pinning.toString(), p.id(), commandLine(), revision);
         LoadEvaluation loadEvaluation = new LoadEvaluation(p.load(), modeSet, providerSet);
-        out.printf("evaluate: profile %s, %d runs%s, %s; results in %s%n", p.id(), evaluation.runs(),
-                load ? " and up to " + loadEvaluation.maxRuns() + " load runs" : "", pinning, dir);
-        BenchmarkPair pair = new BenchmarkPair(javaCommand(), pinning, dir.resolve("raw"), timeoutSeconds);
+        out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s, %s; results in %s%n", p.id(), evaluation.runs(),
+                evaluation.pairs(),
+                load ? " and " + loadEvaluation.pairs() + " load pairs" : "", pinning, dir);
+        BenchmarkPair pair = new BenchmarkPair(javaCommand(p.jvmOptions()), pinning, dir.resolve("raw"), timeoutSeconds);
         Console console = System.console();
         boolean inPlace = console != null && console.isTerminal();
         List<RunRecord> records = evaluation.run(pair, dir, System.err, inPlace);
         // a load run lasts about a second of traffic; one still going after a minute is stuck (hadroNIO's
         // thread-per-connection server at 1,000 connections did not finish in 120 s), not slow
-        BenchmarkPair loadPair = new BenchmarkPair(javaCommand(), pinning, dir.resolve("raw"),
+        BenchmarkPair loadPair = new BenchmarkPair(javaCommand(p.jvmOptions()), pinning, dir.resolve("raw"),
                 Math.min(timeoutSeconds, LOAD_TIMEOUT_SECONDS));
         List<LoadRecord> loadRecords = load ? loadEvaluation.run(loadPair, dir, System.err, inPlace) : List.of();
         Results results = Results.of(env.finishedNow(), records, loadRecords);
@@ -146,10 +148,11 @@ public final class EvaluateCommand implements Callable<Integer> {
         return new BenchmarkPair.Pinning(serverCpu, clientCpu);
     }
 
-    /** This JVM's java with this JVM's class path, running the {@code hadronio} command. */
-    static List<String> javaCommand() {
+    /** This JVM's java with {@code jvmOptions} and this JVM's class path, running the {@code hadronio} command. */
+    static List<String> javaCommand(List<String> jvmOptions) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmOptions);
         cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));

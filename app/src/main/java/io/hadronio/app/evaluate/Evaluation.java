@@ -9,9 +9,12 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * One evaluation: the points of a profile, each run {@code repetitions} times, interleaved
- * run by run (every point once, then every point again, in reverse order every other
- * repetition), so that a change in the machine's load over time hits every provider alike.
+ * One evaluation: the series of a profile (a provider in a mode, one metric, every size),
+ * each run {@code repetitions} times on a JVM pair of its own ({@link BenchmarkPair}).
+ * Runs are interleaved: repetition r of every series, providers side by side (the JDK's,
+ * then hadroNIO's, for each mode and metric), before repetition r + 1, in reverse order every
+ * other repetition, so that a change in the machine's load over time hits every provider
+ * alike.
  */
 final class Evaluation {
     private final Profile profile;
@@ -22,56 +25,69 @@ final class Evaluation {
 
     Evaluation(Profile profile, List<Integer> sizes, int repetitions, Set<Mode> modes, Set<Provider> providers) {
         this.profile = profile;
-        this.sizes = List.copyOf(sizes);
+        this.sizes = sizes.stream().sorted().distinct().toList();
         this.repetitions = repetitions;
         this.modes = Set.copyOf(modes);
         this.providers = Set.copyOf(providers);
     }
 
-    /** Every point of one repetition, in the order of the first repetition. */
-    List<Point> points() {
-        List<Point> points = new ArrayList<>();
-        for (int size : sizes) {
-            for (Metric metric : Metric.values()) {
-                for (Mode mode : Mode.values()) {
-                    if (!modes.contains(mode)) {
-                        continue;
-                    }
-                    for (Provider provider : Provider.values()) {
-                        if (providers.contains(provider) && (provider == Provider.UCX) == (mode == Mode.RAW)) {
-                            points.add(new Point(provider, mode, metric, size));
-                        }
+    /** Every series of one repetition, in the order of the first repetition; each lists its points by size. */
+    List<List<Point>> series() {
+        List<List<Point>> series = new ArrayList<>();
+        for (Metric metric : Metric.values()) {
+            for (Mode mode : Mode.values()) {
+                if (!modes.contains(mode)) {
+                    continue;
+                }
+                for (Provider provider : Provider.values()) {
+                    if (providers.contains(provider) && (provider == Provider.UCX) == (mode == Mode.RAW)) {
+                        series.add(sizes.stream().map(size -> new Point(provider, mode, metric, size)).toList());
                     }
                 }
             }
         }
-        return points;
+        return series;
     }
 
+    /** Every point of one repetition. */
+    List<Point> points() {
+        return series().stream().flatMap(List::stream).toList();
+    }
+
+    /** Runs of points: one record each. */
     int runs() {
         return points().size() * repetitions;
     }
 
+    /** JVM pairs started: one per series and repetition. */
+    int pairs() {
+        return series().size() * repetitions;
+    }
+
     /**
-     * Runs everything with {@code pair}; after every run, rewrites {@code runs.csv} in
+     * Runs everything with {@code pair}; after every pair, rewrites {@code runs.csv} in
      * {@code dir} so that an interrupted evaluation keeps what it measured.
      */
     List<RunRecord> run(BenchmarkPair pair, Path dir, PrintStream progressOut, boolean inPlace) throws IOException {
         List<RunRecord> records = new ArrayList<>();
-        ProgressBar progress = new ProgressBar(progressOut, runs(), inPlace);
+        ProgressBar progress = new ProgressBar(progressOut, pairs(), inPlace);
         for (int rep = 1; rep <= repetitions; rep++) {
-            List<Point> order = points();
+            List<List<Point>> order = new ArrayList<>(series());
             if (rep % 2 == 0) {
                 Collections.reverse(order);
             }
-            for (Point p : order) {
-                progress.starting("rep " + rep + "/" + repetitions + ": " + p);
-                RunRecord r = pair.run(p, RunSizing.of(p, profile.windowSeconds()), rep);
-                records.add(r);
+            for (List<Point> points : order) {
+                Point first = points.getFirst();
+                progress.starting("rep " + rep + "/" + repetitions + ": " + first.mode().id() + " " + first.metric().id()
+                        + " " + first.provider().label() + ", " + points.size() + " sizes");
+                // every measured size finds the JVMs warmed up by the pair's unmeasured first pass
+                List<RunRecord> done = pair.run(points, RunSizing.warmupPass(first, profile.windowSeconds()),
+                        points.stream().map(p -> RunSizing.of(p, profile.windowSeconds(), false)).toList(), rep);
+                records.addAll(done);
                 progress.finished();
-                if (!r.ok()) {
-                    progressOut.println((inPlace ? "\n" : "") + "evaluation: " + p + " failed: " + r.error());
-                }
+                done.stream().filter(r -> !r.ok()).findFirst().ifPresent(r -> progressOut.println((inPlace ? "\n" : "")
+                        + "evaluation: " + first.mode().id() + " " + first.metric().id() + " " + first.provider().label()
+                        + " failed at " + Sizes.human(r.size()) + ": " + r.error()));
                 Results.writeRunsCsv(dir.resolve(Results.RUNS_CSV), records);
             }
         }

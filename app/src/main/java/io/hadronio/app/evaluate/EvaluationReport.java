@@ -41,7 +41,7 @@ final class EvaluationReport {
             figures.addAll(Charts.forMode(m, summary));
         }
         for (Mode m : NIO_MODES) {
-            figures.addAll(Charts.forLoad(m, results.load()));
+            figures.addAll(Charts.forLoad(m, results.loadMedians()));
         }
         for (Charts.Figure f : figures) {
             f.save(figuresDir);
@@ -81,6 +81,7 @@ final class EvaluationReport {
         md.append(method());
         md.append("## Summary\n\n").append(summaryTable()).append('\n');
         md.append("## Discussion\n\n").append(discussion()).append('\n');
+        md.append(notes(base));
         for (Mode m : NIO_MODES) {
             if (summary.stream().noneMatch(s -> s.point().mode() == m)) {
                 continue;
@@ -101,11 +102,33 @@ final class EvaluationReport {
         Files.writeString(file, md, StandardCharsets.UTF_8);
     }
 
+    /** The hand-written notes of a results directory, if it has them. */
+    static final String NOTES = "NOTES.md";
+
+    /**
+     * What a person wrote about these results after reading them ({@value #NOTES} in the
+     * results directory, included as it is): the computed discussion says where hadroNIO is
+     * ahead or behind, a person can say what else the runs showed. Kept beside the results,
+     * so that rendering again still reproduces the report.
+     */
+    private String notes(Path base) throws IOException {
+        Path file = resultsDir.resolve(NOTES);
+        if (!Files.exists(file)) {
+            return "";
+        }
+        return "### Notes on these results (written by hand, [`" + NOTES + "`](" + link(base, file) + "))\n\n"
+                + Files.readString(file, StandardCharsets.UTF_8).strip() + "\n\n";
+    }
+
     private String method() {
         int reps = results.runs().stream().mapToInt(RunRecord::repetition).max().orElse(0);
         return "## How it was measured\n\n"
-                + "Each point (provider, mode, metric, message size) ran " + reps + " time(s) as a fresh pair of JVMs on "
-                + "127.0.0.1, interleaved run by run (every point once, then every point again in reverse order). "
+                + "Each point (provider, mode, metric, message size) ran " + reps + " time(s) on 127.0.0.1. One pair of "
+                + "JVMs (server and client, each pinned to its own core) measures every size of one provider, mode and "
+                + "metric in turn, from the smallest up, after an unmeasured pass at the smallest size (without it "
+                + "the first size came out slower, the JVMs still warming up): each size on a connection of its own, "
+                + "with its own warm-up and measured window. Repetitions are interleaved: every provider, mode and metric once (the JDK's "
+                + "and hadroNIO's pairs one after the other), then all again in reverse order. "
                 + "**Throughput** is one connection streaming client to server (`<mode> benchmark throughput`); "
                 + "**latency** is a ping-pong of one message (`<mode> benchmark latency`), its round trips per second "
                 + "are 1 / mean round trip. The UCX binding (`ucx benchmark`, tag API, busy polling, window 64 for "
@@ -114,7 +137,7 @@ final class EvaluationReport {
                 + "CPU per operation is each process's CPU time from the start of the measured part to the client's "
                 + "result (the growth of each thread's `/proc/PID/task/TID/schedstat`; for a server that had already "
                 + "exited, `/proc/PID/stat` sampled every 10 ms), divided by the measured operations; peak memory is each JVM's "
-                + "`VmHWM` at exit. The transport is what the client's connection reported at the end of the run "
+                + "`VmHWM` at exit, so it is the pair's over all its sizes (the largest message dominates). The transport is what the client's connection reported at the end of the run "
                 + "(`kernel-tcp`: the JDK's sockets, or a hadroNIO connection that ended up on plain TCP). "
                 + "GB/s are 10⁹ B/s; KiB/MiB are powers of 2.\n\n"
                 + "Each run's length is fitted to the provider's expected speed (`RunSizing`): the measured part "
@@ -333,11 +356,13 @@ final class EvaluationReport {
     }
 
     /**
-     * The load mode: how it was run, its figures, one table of every run, and per server model
-     * and connection count the highest offered rate each provider kept up with.
+     * The load mode: how it was run, its figures, one table of every point (medians over the
+     * repetitions), and per server model and connection count the highest offered rate each
+     * provider kept up with.
      */
     private String loadSection(Path base) {
-        List<LoadRecord> load = results.load();
+        // one record per point: the medians of its repetitions (every run is in load.csv)
+        List<LoadRecord> load = results.loadMedians();
         if (load.isEmpty()) {
             return "## Load\n\nNot run (`--no-load`, or results from before the load mode).\n\n";
         }
@@ -352,7 +377,12 @@ final class EvaluationReport {
                         100 * LoadPlan.SATURATED))
                 .append("CPU per request is each process's CPU time in the measured window over the answered requests; ")
                 .append("the client spins while a request is due within 2 ms, so its CPU per request measures that ")
-                .append("choice, not the provider: compare the servers'.\n\n");
+                .append("choice, not the provider: compare the servers'. ")
+                .append(String.format(Locale.ROOT, "Each provider, server model and connection count is one JVM pair "
+                        + "whose client goes through the rates on the same connections; %d repetition%s of each. "
+                        + "Figures and tables show the median over the repetitions that ran a rate (a repetition that "
+                        + "saturated at a lower rate did not); every run is in `load.csv`, means and standard deviations "
+                        + "in `load-summary.csv`.\n\n", loadRepetitions(), loadRepetitions() == 1 ? "" : "s"));
         for (Mode m : NIO_MODES) {
             for (Charts.Figure f : Charts.forLoad(m, load)) {
                 String stem = link(base, figuresDir.resolve(f.name()));
@@ -370,19 +400,30 @@ final class EvaluationReport {
             }
         }
         md.append('\n').append(loadComparison(load));
-        md.append("\nEvery run:\n\n| server | provider | conn. | offered/s | answered/s | p50 µs | p99 µs | p99.9 µs | "
+        md.append("\nEvery point (medians; runs: repetitions that ran the rate; p99 ± its standard deviation):\n\n"
+                + "| server | provider | conn. | offered/s | runs | answered/s | p50 µs | p99 µs | p99.9 µs | "
                 + "CPU µs/req client / server | peak RSS MiB client / server | transport |\n"
-                + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-        for (LoadRecord r : load) {
+                + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        for (LoadSummary summary : results.loadSummary()) {
+            LoadRecord r = summary.medians();
             md.append("| ").append(r.mode().id()).append(" | ").append(r.provider().label()).append(" | ")
                     .append(r.connections()).append(" | ").append(fmt(r.offeredPerSec())).append(" | ")
+                    .append(summary.runs()).append(summary.failed() > 0 ? " (" + summary.failed() + " failed)" : "")
+                    .append(" | ")
                     .append(r.ok() ? fmt(r.achievedPerSec()) : "failed").append(" | ").append(fmt(r.latencyP50Us()))
-                    .append(" | ").append(fmt(r.latencyP99Us())).append(" | ").append(fmt(r.latencyP999Us())).append(" | ")
+                    .append(" | ").append(fmt(r.latencyP99Us()))
+                    .append(summary.runs() > 1 ? " ± " + fmt(summary.latencyP99Us().sd()) : "")
+                    .append(" | ").append(fmt(r.latencyP999Us())).append(" | ")
                     .append(fmt(r.clientCpuUsPerRequest())).append(" / ").append(fmt(r.serverCpuUsPerRequest()))
                     .append(" | ").append(mib(r.clientPeakRssKb())).append(" / ").append(mib(r.serverPeakRssKb()))
                     .append(" | ").append(r.transport()).append(" |\n");
         }
         return md.append('\n').toString();
+    }
+
+    /** The most repetitions any load point has. */
+    private int loadRepetitions() {
+        return results.load().stream().mapToInt(LoadRecord::repetition).max().orElse(1);
     }
 
     /**
@@ -436,7 +477,8 @@ final class EvaluationReport {
         List<String> failed = new ArrayList<>();
         results.runs().stream().filter(r -> !r.ok()).forEach(r -> failed.add("repetition " + r.repetition() + ", "
                 + r.point() + ": " + r.error()));
-        results.load().stream().filter(r -> !r.ok()).forEach(r -> failed.add("load " + r.mode().id() + " "
+        results.load().stream().filter(r -> !r.ok()).forEach(r -> failed.add("repetition " + r.repetition() + ", load "
+                + r.mode().id() + " "
                 + r.provider().label() + " " + r.connections() + " connections at " + fmt(r.offeredPerSec()) + "/s: "
                 + r.error()));
         if (failed.isEmpty()) {

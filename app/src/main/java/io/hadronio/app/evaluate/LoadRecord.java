@@ -5,6 +5,7 @@ package io.hadronio.app.evaluate;
  * offering {@code offeredPerSec} requests per second together to an echo server of
  * {@code mode}; a failed run has {@code error} set and NaN elsewhere.
  *
+ * @param repetition           1-based repetition this run belongs to (0: the medians of a {@link LoadSummary})
  * @param provider             JDK or hadroNIO
  * @param mode                 the server's model: blocking (thread per connection), nonblocking (one Selector), netty
  * @param connections          connections
@@ -20,10 +21,10 @@ package io.hadronio.app.evaluate;
  * @param clientPeakRssKb      client's peak RSS, KiB
  * @param serverPeakRssKb      server's peak RSS, KiB
  * @param transport            the first connection's transport
- * @param elapsedSeconds       wall time of the pair
+ * @param elapsedSeconds       wall time from the previous rate's result (the first: from the pair's start)
  * @param error                why the run failed, or null
  */
-public record LoadRecord(Provider provider, Mode mode, int connections, int length, double offeredPerSec,
+public record LoadRecord(int repetition, Provider provider, Mode mode, int connections, int length, double offeredPerSec,
                          double achievedPerSec, double latencyMeanUs, double latencyP50Us, double latencyP99Us,
                          double latencyP999Us, double clientCpuUsPerRequest, double serverCpuUsPerRequest,
                          long clientPeakRssKb, long serverPeakRssKb, String transport, double elapsedSeconds,
@@ -38,10 +39,10 @@ public record LoadRecord(Provider provider, Mode mode, int connections, int leng
         return ok() && achievedPerSec >= LoadPlan.SATURATED * offeredPerSec;
     }
 
-    static LoadRecord failed(Provider p, Mode m, int connections, int length, double offered, double elapsed,
-                             String error) {
+    static LoadRecord failed(int repetition, Provider p, Mode m, int connections, int length, double offered,
+                             double elapsed, String error) {
         double nan = Double.NaN;
-        return new LoadRecord(p, m, connections, length, offered, nan, nan, nan, nan, nan, nan, nan, -1, -1, "",
+        return new LoadRecord(repetition, p, m, connections, length, offered, nan, nan, nan, nan, nan, nan, nan, -1, -1, "",
                 elapsed, error);
     }
 }

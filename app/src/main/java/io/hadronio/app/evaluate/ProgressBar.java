@@ -6,7 +6,7 @@ import java.time.Duration;
 /**
  * The terminal's view of a long evaluation: a bar, the run that is going on, and an estimate
  * of the time left from the mean time of the runs so far. On a terminal the line is redrawn
- * in place; elsewhere (CI logs) one line is printed per run.
+ * in place; elsewhere (CI logs) one line is printed per step (a JVM pair).
  */
 final class ProgressBar {
     private static final int WIDTH = 30;
@@ -45,7 +45,7 @@ final class ProgressBar {
         if (inPlace) {
             out.println();
         }
-        out.println("evaluation: " + done + " runs in " + format(Duration.ofNanos(System.nanoTime() - started)));
+        out.println("evaluation: " + done + " pairs in " + format(Duration.ofNanos(System.nanoTime() - started)));
         out.flush();
     }
 

@@ -24,10 +24,14 @@ import java.util.function.Function;
  * @param runs        every run, in the order they ran
  * @param summary     one entry per point, derived from {@code runs}
  * @param load        every run of the load mode (also in {@code load.csv}); empty without it
+ * @param loadSummary one entry per load point over its repetitions (also in {@code load-summary.csv}), derived
+ *                    from {@code load}
  */
-public record Results(Environment environment, List<RunRecord> runs, List<PointSummary> summary, List<LoadRecord> load) {
+public record Results(Environment environment, List<RunRecord> runs, List<PointSummary> summary, List<LoadRecord> load,
+                      List<LoadSummary> loadSummary) {
     public static final String JSON = "results.json";
     public static final String LOAD_CSV = "load.csv";
+    public static final String LOAD_SUMMARY_CSV = "load-summary.csv";
     public static final String RUNS_CSV = "runs.csv";
     public static final String SUMMARY_CSV = "summary.csv";
 
@@ -36,7 +40,8 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
     static Results of(Environment environment, List<RunRecord> runs, List<LoadRecord> load) {
-        return new Results(environment, List.copyOf(runs), PointSummary.of(runs), load == null ? List.of() : List.copyOf(load));
+        List<LoadRecord> l = load == null ? List.of() : List.copyOf(load);
+        return new Results(environment, List.copyOf(runs), PointSummary.of(runs), l, LoadSummary.of(l));
     }
 
     /** Writes the three files into {@code dir}. */
@@ -47,6 +52,7 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
         writeSummaryCsv(dir.resolve(SUMMARY_CSV));
         if (!load.isEmpty()) {
             writeLoadCsv(dir.resolve(LOAD_CSV), load);
+            writeLoadSummaryCsv(dir.resolve(LOAD_SUMMARY_CSV));
         }
     }
 
@@ -82,7 +88,13 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
         writeCsv(file, RUN_COLUMNS, runs);
     }
 
+    /** The medians of every load point, one per point, for figures and tables. */
+    List<LoadRecord> loadMedians() {
+        return loadSummary.stream().map(LoadSummary::medians).toList();
+    }
+
     private static final List<Column<LoadRecord>> LOAD_COLUMNS = List.of(
+            new Column<>("repetition", r -> Integer.toString(r.repetition())),
             new Column<>("provider", r -> r.provider().id()),
             new Column<>("mode", r -> r.mode().id()),
             new Column<>("connections", r -> Integer.toString(r.connections())),
@@ -104,6 +116,28 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
     /** Writes the load mode's runs as CSV (also after every run). */
     static void writeLoadCsv(Path file, List<LoadRecord> load) {
         writeCsv(file, LOAD_COLUMNS, load);
+    }
+
+    private void writeLoadSummaryCsv(Path file) {
+        List<Column<LoadSummary>> columns = new ArrayList<>(List.of(
+                new Column<>("provider", s -> s.provider().id()),
+                new Column<>("mode", s -> s.mode().id()),
+                new Column<>("connections", s -> Integer.toString(s.connections())),
+                new Column<>("size_bytes", s -> Integer.toString(s.length())),
+                new Column<>("offered_per_s", s -> num(s.offeredPerSec())),
+                new Column<>("runs", s -> Integer.toString(s.runs())),
+                new Column<>("failed", s -> Integer.toString(s.failed()))));
+        addStat(columns, "achieved_per_s", LoadSummary::achievedPerSec);
+        addStat(columns, "latency_mean_us", LoadSummary::latencyMeanUs);
+        addStat(columns, "latency_p50_us", LoadSummary::latencyP50Us);
+        addStat(columns, "latency_p99_us", LoadSummary::latencyP99Us);
+        addStat(columns, "latency_p999_us", LoadSummary::latencyP999Us);
+        addStat(columns, "client_cpu_us_per_request", LoadSummary::clientCpuUsPerRequest);
+        addStat(columns, "server_cpu_us_per_request", LoadSummary::serverCpuUsPerRequest);
+        columns.add(new Column<>("client_peak_rss_kb", s -> Long.toString(s.clientPeakRssKb())));
+        columns.add(new Column<>("server_peak_rss_kb", s -> Long.toString(s.serverPeakRssKb())));
+        columns.add(new Column<>("transports", LoadSummary::transports));
+        writeCsv(file, columns, loadSummary);
     }
 
     private void writeSummaryCsv(Path file) {
@@ -128,7 +162,7 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
         writeCsv(file, columns, summary);
     }
 
-    private static void addStat(List<Column<PointSummary>> columns, String name, Function<PointSummary, Stat> stat) {
+    private static <T> void addStat(List<Column<T>> columns, String name, Function<T, Stat> stat) {
         columns.add(new Column<>(name + "_mean", s -> num(stat.apply(s).mean())));
         columns.add(new Column<>(name + "_sd", s -> num(stat.apply(s).sd())));
         columns.add(new Column<>(name + "_median", s -> num(stat.apply(s).median())));

@@ -27,51 +27,68 @@ import java.util.Iterator;
  * answer is there) so that both JVMs compile their paths before the paced, measured part
  * starts: paced from a cold start, the first slow answers left a backlog that short runs
  * never worked off. Requests sent in the warm-up are not counted.
+ *
+ * <p>One client can run several rates one after another on the same connections ({@link #run}
+ * once per rate), so that a rate ladder costs one JVM pair, not one per rate.
  */
-final class LoadClient {
+final class LoadClient implements AutoCloseable {
     private static final long SPIN_NANOS = 2_000_000;
+    // after a measured window, the answers still out must come back within this long
+    private static final long DRAIN_NANOS = 30_000_000_000L;
 
-    private final int connections;
-    private final double rate;
     private final int length;
+    private final SocketChannel[] channels;
+    private final Selector selector;
+    // per connection, allocated once for every rate
+    private final ByteBuffer[] out;
+    private final ByteBuffer[] in;
 
-    LoadClient(int connections, double rate, int length) {
-        this.connections = connections;
-        this.rate = rate;
+    private LoadClient(int length, SocketChannel[] channels, Selector selector) {
         this.length = length;
+        this.channels = channels;
+        this.selector = selector;
+        this.out = new ByteBuffer[channels.length];
+        this.in = new ByteBuffer[channels.length];
+        for (int c = 0; c < channels.length; c++) {
+            out[c] = ByteBuffer.allocateDirect(length);
+            in[c] = ByteBuffer.allocateDirect(length);
+        }
+    }
+
+    /** Opens {@code connections} connections to {@code remote} on one Selector. */
+    static LoadClient connect(InetSocketAddress remote, int connections, int length)
+            throws IOException, InterruptedException {
+        SocketChannel[] channels = new SocketChannel[connections];
+        Selector selector = Selector.open();
+        try {
+            for (int c = 0; c < connections; c++) {
+                channels[c] = Endpoints.connect(remote);
+                channels[c].configureBlocking(false);
+                channels[c].register(selector, SelectionKey.OP_READ, c);
+            }
+            return new LoadClient(length, channels, selector);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            closeAll(channels, selector);
+            throw e;
+        }
     }
 
     /** What one load run measured; {@code latency} is null when no request was answered in the window. */
     record Outcome(LatencySummary latency, long completed, double seconds, String transport) {
     }
 
-    Outcome run(InetSocketAddress remote, double warmupSeconds, double seconds) throws IOException, InterruptedException {
-        SocketChannel[] channels = new SocketChannel[connections];
-        try (Selector selector = Selector.open()) {
-            for (int c = 0; c < connections; c++) {
-                channels[c] = Endpoints.connect(remote);
-                channels[c].configureBlocking(false);
-                channels[c].register(selector, SelectionKey.OP_READ, c);
-            }
-            return drive(selector, channels, warmupSeconds, seconds);
-        } finally {
-            for (SocketChannel ch : channels) {
-                if (ch != null) {
-                    ch.close();
-                }
-            }
-        }
-    }
-
-    private Outcome drive(Selector selector, SocketChannel[] channels, double warmupSeconds, double seconds)
-            throws IOException {
+    /**
+     * One run at {@code rate} requests per second (all connections together): a closed-loop
+     * warm-up of {@code warmupSeconds}, the paced window of {@code seconds}, then the answers
+     * still out are awaited, so that the next run starts with every connection idle.
+     */
+    Outcome run(double rate, double warmupSeconds, double seconds) throws IOException {
         int n = channels.length;
         long interval = (long) (n * 1e9 / rate);
-        ByteBuffer[] out = new ByteBuffer[n];
-        ByteBuffer[] in = new ByteBuffer[n];
         long[] due = new long[n];
         long[] outstanding = new long[n];
         boolean[] waiting = new boolean[n];
+        int pending = 0;
         long start = System.nanoTime();
         long measureFrom = start + (long) (warmupSeconds * 1e9);
         long end = measureFrom + (long) (seconds * 1e9);
@@ -79,8 +96,6 @@ final class LoadClient {
         int count = 0;
         boolean paced = false;
         for (int c = 0; c < n; c++) {
-            out[c] = ByteBuffer.allocateDirect(length);
-            in[c] = ByteBuffer.allocateDirect(length);
             due[c] = start;
         }
         while (true) {
@@ -93,11 +108,16 @@ final class LoadClient {
                 MeasurementWindow.open();
                 paced = true;
             }
-            if (now >= end) {
+            boolean sending = now < end;
+            if (!sending && pending == 0) {
                 break;
             }
-            long next = end;
-            for (int c = 0; c < n; c++) {
+            if (!sending && now - end > DRAIN_NANOS) {
+                throw new IOException(pending + " requests still unanswered " + DRAIN_NANOS / 1_000_000_000
+                        + " s after the window");
+            }
+            long next = sending ? end : now + SPIN_NANOS * 2;
+            for (int c = 0; c < n && sending; c++) {
                 if (!waiting[c] && due[c] <= now) {
                     out[c].clear();
                     channels[c].write(out[c]);
@@ -107,6 +127,7 @@ final class LoadClient {
                     outstanding[c] = paced ? due[c] : now;
                     due[c] = paced ? due[c] + interval : now;
                     waiting[c] = true;
+                    pending++;
                 }
                 if (!waiting[c]) {
                     next = Math.min(next, due[c]);
@@ -135,6 +156,7 @@ final class LoadClient {
                         long done = System.nanoTime();
                         in[c].clear();
                         waiting[c] = false;
+                        pending--;
                         // counted: requests of the paced part answered before its end
                         if (outstanding[c] >= measureFrom && done < end && count < times.length) {
                             times[count++] = done - outstanding[c];
@@ -145,5 +167,23 @@ final class LoadClient {
         }
         String transport = Endpoints.transport(channels[0]);
         return new Outcome(count == 0 ? null : LatencySummary.of(Arrays.copyOf(times, count)), count, seconds, transport);
+    }
+
+    int length() {
+        return length;
+    }
+
+    @Override
+    public void close() throws IOException {
+        closeAll(channels, selector);
+    }
+
+    private static void closeAll(SocketChannel[] channels, Selector selector) throws IOException {
+        for (SocketChannel ch : channels) {
+            if (ch != null) {
+                ch.close();
+            }
+        }
+        selector.close();
     }
 }

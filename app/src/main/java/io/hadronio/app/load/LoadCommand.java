@@ -1,10 +1,12 @@
 package io.hadronio.app.load;
 
+import io.hadronio.app.MeasurementWindow;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.Role;
 import io.hadronio.app.SocketAddressConverter;
 import io.hadronio.app.netty.NettyEchoServer;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -42,9 +44,16 @@ public final class LoadCommand implements Callable<Integer> {
     @Option(names = {"-c", "--connections"}, defaultValue = "10", description = "Connections (default: ${DEFAULT-VALUE}).")
     int connections;
 
-    @Option(names = "--rate", defaultValue = "10000", description = "Requests per second, all connections together "
-            + "(default: ${DEFAULT-VALUE}).")
-    double rate;
+    @Option(names = "--rate", split = ",", defaultValue = "10000", paramLabel = "PER_SECOND",
+            description = "Requests per second, all connections together; several (comma-separated, increasing) are run "
+                    + "one after another on the same connections, each with its warm-up, window and RESULT line "
+                    + "(default: ${DEFAULT-VALUE}).")
+    List<Double> rates;
+
+    @Option(names = "--stop-below", defaultValue = "0", paramLabel = "SHARE",
+            description = "Skip the remaining --rate values once a rate's answered requests fall below this share of "
+                    + "the offered ones: the server is saturated (default: ${DEFAULT-VALUE}, run every rate).")
+    double stopBelow;
 
     @Option(names = {"-l", "--length"}, defaultValue = "64", description = "Request (and response) bytes (default: ${DEFAULT-VALUE}).")
     int length;
@@ -67,11 +76,26 @@ public final class LoadCommand implements Callable<Integer> {
             }
             return 0;
         }
-        if (connections < 1 || rate <= 0 || length < 1 || duration <= 0) {
+        if (connections < 1 || rates.isEmpty() || rates.stream().anyMatch(r -> r <= 0) || length < 1 || duration <= 0) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--connections, --rate, --length and "
                     + "--duration must be > 0");
         }
-        LoadClient.Outcome o = new LoadClient(connections, rate, length).run(role.remote, warmup, duration);
+        try (LoadClient client = LoadClient.connect(role.remote, connections, length)) {
+            for (double rate : rates) {
+                MeasurementWindow.next();
+                LoadClient.Outcome o = client.run(rate, warmup, duration);
+                double achieved = report(o, rate);
+                if (achieved < stopBelow * rate) {
+                    System.out.printf(Locale.ROOT, "saturated at %.0f/s: higher rates skipped%n", rate);
+                    break;
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** Prints one rate's lines; returns the answered rate. */
+    private double report(LoadClient.Outcome o, double rate) {
         String provider = Boolean.parseBoolean(System.getenv("DISABLE_HADRONIO")) ? "jdk" : "hadronio";
         double achieved = o.completed() / o.seconds();
         // nothing answered in the window: the latency fields are NaN, which the evaluation reads as "none"
@@ -83,6 +107,7 @@ public final class LoadCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "RESULT kind=load-%s provider=%s connections=%d length=%d offered_per_s=%.0f "
                 + "achieved_per_s=%.0f messages=%d %s transports=%s%n", mode, provider, connections, length, rate,
                 achieved, o.completed(), latency, o.transport());
-        return 0;
+        System.out.flush();
+        return achieved;
     }
 }

@@ -3,17 +3,26 @@ package io.hadronio.app.netty;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** What a benchmark server counts: connections finished, of how many the client announced. */
+/**
+ * What a benchmark server counts: connections finished, of how many the client announced
+ * times the sessions (client lengths) the server was started for; every session of one
+ * client announces the same count.
+ */
 final class BenchmarkServerState {
+    private final int sessions;
     private final AtomicInteger finished = new AtomicInteger();
     private final AtomicInteger failures = new AtomicInteger();
     private volatile long expected = Long.MAX_VALUE;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
 
-    /** A connection's header said how many connections the client makes. */
+    BenchmarkServerState(int sessions) {
+        this.sessions = Math.max(1, sessions);
+    }
+
+    /** A connection's header said how many connections the client makes per session. */
     void expect(long connections) {
-        expected = connections;
-        if (finished.get() >= connections) {
+        expected = connections * sessions;
+        if (finished.get() >= expected) {
             done.complete(null);
         }
     }

@@ -1,8 +1,10 @@
 package io.hadronio.app.netty;
 
 import io.hadronio.app.LatencySummary;
+import io.hadronio.app.MeasurementWindow;
 import io.hadronio.app.Role;
 import io.hadronio.app.ProviderSelection;
+import io.hadronio.app.SizeSequence;
 import io.hadronio.app.SocketAddressConverter;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
@@ -32,7 +34,9 @@ import picocli.CommandLine.Spec;
  * {@code hadronio netty benchmark latency|throughput|connection}: Netty's NIO transport
  * between two processes. Every connection starts with the client's settings
  * ({@link BenchmarkHeader}), so only the client needs {@code -l/-m/-t/-c}; the server
- * exits once the client's connections are done.
+ * exits once the client's connections are done. A client given several lengths measures
+ * them one after another, each on connections of its own, against a server started with
+ * {@code --sessions} = the number of lengths.
  */
 @Command(name = "benchmark", mixinStandardHelpOptions = true,
         description = "Netty benchmarks between two processes (start one with -s, the other with -r).",
@@ -59,8 +63,15 @@ final class NettyBenchmark implements Runnable {
                 defaultValue = "0.0.0.0:2998", description = "Server: where to listen (default: ${DEFAULT-VALUE}).")
         InetSocketAddress address;
 
-        @Option(names = {"-l", "--length"}, defaultValue = "8", description = "Message length in bytes (default: ${DEFAULT-VALUE}).")
-        int length;
+        @Option(names = {"-l", "--length"}, split = ",", defaultValue = "8", paramLabel = "BYTES",
+                description = "Message length in bytes; several (comma-separated) are measured one after another in this "
+                        + "process, each on connections of its own with its own warm-up (default: ${DEFAULT-VALUE}).")
+        List<Integer> lengths;
+
+        @Option(names = "--sessions", defaultValue = "1",
+                description = "Server: clients to serve one after another before exiting; a client with several "
+                        + "--length values is one per length (default: ${DEFAULT-VALUE}).")
+        int sessions;
 
         @Option(names = {"-c", "--connections"}, defaultValue = "1",
                 description = "Concurrent connections (default: ${DEFAULT-VALUE}).")
@@ -74,9 +85,11 @@ final class NettyBenchmark implements Runnable {
 
         abstract long defaultMessages();
 
-        abstract long messagesOption();
+        /** -m: one value or one per length; -1 is the default. */
+        abstract List<Long> messagesOption();
 
-        abstract long thresholdOption();
+        /** -t: one value or one per length; -1 is the default. */
+        abstract List<Long> thresholdOption();
 
         /** The handler of one accepted connection. */
         abstract ChannelHandler serverHandler(BenchmarkServerState state);
@@ -84,14 +97,9 @@ final class NettyBenchmark implements Runnable {
         /** Runs the client side once connected settings are known; prints the report. */
         abstract void runClient(EventLoopGroup group, InetSocketAddress remote, BenchmarkHeader settings) throws Exception;
 
-        long messages() {
-            long m = messagesOption();
-            return m < 0 ? defaultMessages() : m;
-        }
-
-        long warmup() {
-            long t = thresholdOption();
-            return t >= 0 ? t : Math.max(1000, messages() / 10);
+        /** Warm-up when -t does not say: a tenth of the measured count, at least 1000. */
+        long defaultWarmup(long messages) {
+            return Math.max(1000, messages / 10);
         }
 
         @Override
@@ -100,14 +108,25 @@ final class NettyBenchmark implements Runnable {
             if (role.server) {
                 return serve();
             }
-            if (length < 1 || messages() < 1 || connections < 1) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--length, --messages and --connections must be > 0");
+            List<SizeSequence.Step> steps;
+            try {
+                steps = SizeSequence.of(lengths, messagesOption().stream().map(m -> m < 0 ? defaultMessages() : m)
+                        .toList(), thresholdOption(), 1);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
+            if (connections < 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--connections must be > 0");
             }
             int n = threads > 0 ? threads : Math.min(connections, Runtime.getRuntime().availableProcessors());
             EventLoopGroup group = NettySupport.newGroup(n);
             try {
-                runClient(group, role.remote, new BenchmarkHeader(length, connections, warmup(), messages()));
+                for (SizeSequence.Step step : steps) {
+                    MeasurementWindow.next();
+                    long warmup = step.warmup() >= 0 ? step.warmup() : defaultWarmup(step.messages());
+                    runClient(group, role.remote, new BenchmarkHeader(step.length(), connections, warmup,
+                            step.messages()));
+                }
             } finally {
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             }
@@ -117,7 +136,7 @@ final class NettyBenchmark implements Runnable {
         private int serve() throws Exception {
             EventLoopGroup group = NettySupport.newGroup(threads > 0 ? threads : 1);
             try {
-                BenchmarkServerState state = new BenchmarkServerState();
+                BenchmarkServerState state = new BenchmarkServerState(sessions);
                 Channel server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                         .childOption(ChannelOption.TCP_NODELAY, true)
                         .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
@@ -169,13 +188,14 @@ final class NettyBenchmark implements Runnable {
     @Command(name = "latency", mixinStandardHelpOptions = true,
             description = "Ping-pong: the client writes a message, the server echoes it; round-trip times.")
     static final class Latency extends Base {
-        @Option(names = {"-m", "--messages"}, defaultValue = "-1",
-                description = "Measured round trips per connection (default: 100000).")
-        long messages;
+        @Option(names = {"-m", "--messages"}, split = ",", defaultValue = "-1",
+                description = "Measured round trips per connection: one value, or one per --length (default: 100000).")
+        List<Long> messages;
 
-        @Option(names = {"-t", "--threshold"}, defaultValue = "-1",
-                description = "Warm-up round trips per connection before measuring (default: a tenth of --messages, at least 1000).")
-        long threshold;
+        @Option(names = {"-t", "--threshold"}, split = ",", defaultValue = "-1",
+                description = "Warm-up round trips per connection before measuring: one value, or one per --length "
+                        + "(default: a tenth of --messages, at least 1000).")
+        List<Long> threshold;
 
         @Override
         String kind() {
@@ -188,12 +208,12 @@ final class NettyBenchmark implements Runnable {
         }
 
         @Override
-        long messagesOption() {
+        List<Long> messagesOption() {
             return messages;
         }
 
         @Override
-        long thresholdOption() {
+        List<Long> thresholdOption() {
             return threshold;
         }
 
@@ -223,10 +243,10 @@ final class NettyBenchmark implements Runnable {
             double opsPerSec = all.length / ((last - first) / 1e9);
             String transport = runs.get(0).transport();
             System.out.printf(Locale.ROOT, "netty round trip %d B over %s (%s, %d connection%s): %s, %.0f round trips/s%n",
-                    length, transport, provider(), connections, connections == 1 ? "" : "s", summary.describe(),
+                    settings.length(), transport, provider(), connections, connections == 1 ? "" : "s", summary.describe(),
                     opsPerSec);
             System.out.printf(Locale.ROOT, "RESULT kind=netty-latency provider=%s length=%d messages=%d connections=%d "
-                    + "%s ops_per_s=%.0f transports=%s%n", provider(), length, settings.messages(), connections,
+                    + "%s ops_per_s=%.0f transports=%s%n", provider(), settings.length(), settings.messages(), connections,
                     summary.resultFields(), opsPerSec, transport);
         }
     }
@@ -234,13 +254,14 @@ final class NettyBenchmark implements Runnable {
     @Command(name = "throughput", mixinStandardHelpOptions = true,
             description = "Streaming: the client writes messages, the server reads them and acknowledges the end.")
     static final class Throughput extends Base {
-        @Option(names = {"-m", "--messages"}, defaultValue = "-1",
-                description = "Measured messages per connection (default: 100000).")
-        long messages;
+        @Option(names = {"-m", "--messages"}, split = ",", defaultValue = "-1",
+                description = "Measured messages per connection: one value, or one per --length (default: 100000).")
+        List<Long> messages;
 
-        @Option(names = {"-t", "--threshold"}, defaultValue = "-1",
-                description = "Warm-up messages per connection before measuring (default: a tenth of --messages, at least 1000).")
-        long threshold;
+        @Option(names = {"-t", "--threshold"}, split = ",", defaultValue = "-1",
+                description = "Warm-up messages per connection before measuring: one value, or one per --length "
+                        + "(default: a tenth of --messages, at least 1000).")
+        List<Long> threshold;
 
         @Option(names = {"-f", "--flush-every"}, defaultValue = "64",
                 description = "Messages written between two flushes (default: ${DEFAULT-VALUE}).")
@@ -257,12 +278,12 @@ final class NettyBenchmark implements Runnable {
         }
 
         @Override
-        long messagesOption() {
+        List<Long> messagesOption() {
             return messages;
         }
 
         @Override
-        long thresholdOption() {
+        List<Long> thresholdOption() {
             return threshold;
         }
 
@@ -286,14 +307,14 @@ final class NettyBenchmark implements Runnable {
             }
             double seconds = (last - first) / 1e9;
             double total = (double) settings.messages() * runs.size();
-            double mbPerSec = total * length / seconds / 1e6;
+            double mbPerSec = total * settings.length() / seconds / 1e6;
             double opsPerSec = total / seconds;
             String transport = runs.get(0).transport();
             System.out.printf(Locale.ROOT, "netty streaming %d B messages over %s (%s, %d connection%s, flush every %d): "
-                    + "%.1f MB/s, %.0f messages/s%n", length, transport, provider(), connections,
+                    + "%.1f MB/s, %.0f messages/s%n", settings.length(), transport, provider(), connections,
                     connections == 1 ? "" : "s", flushEvery, mbPerSec, opsPerSec);
             System.out.printf(Locale.ROOT, "RESULT kind=netty-throughput provider=%s length=%d messages=%d connections=%d "
-                    + "flush_every=%d mb_per_s=%.1f ops_per_s=%.0f transports=%s%n", provider(), length,
+                    + "flush_every=%d mb_per_s=%.1f ops_per_s=%.0f transports=%s%n", provider(), settings.length(),
                     settings.messages(), connections, flushEvery, mbPerSec, opsPerSec, transport);
         }
     }
@@ -302,13 +323,14 @@ final class NettyBenchmark implements Runnable {
             description = "Connection set-up: each connection connects, sends one message, gets its echo and closes; "
                     + "--connections of them run at a time.")
     static final class Connection extends Base {
-        @Option(names = {"-m", "--messages"}, defaultValue = "-1",
-                description = "Measured connections in total (default: 1000).")
-        long messages;
+        @Option(names = {"-m", "--messages"}, split = ",", defaultValue = "-1",
+                description = "Measured connections in total: one value, or one per --length (default: 1000).")
+        List<Long> messages;
 
-        @Option(names = {"-t", "--threshold"}, defaultValue = "-1",
-                description = "Warm-up connections before measuring (default: a tenth of --messages, at least 100).")
-        long threshold;
+        @Option(names = {"-t", "--threshold"}, split = ",", defaultValue = "-1",
+                description = "Warm-up connections before measuring: one value, or one per --length "
+                        + "(default: a tenth of --messages, at least 100).")
+        List<Long> threshold;
 
         @Override
         String kind() {
@@ -321,18 +343,18 @@ final class NettyBenchmark implements Runnable {
         }
 
         @Override
-        long messagesOption() {
+        List<Long> messagesOption() {
             return messages;
         }
 
         @Override
-        long thresholdOption() {
+        List<Long> thresholdOption() {
             return threshold;
         }
 
         @Override
-        long warmup() {
-            return threshold >= 0 ? threshold : Math.max(100, messages() / 10);
+        long defaultWarmup(long messages) {
+            return Math.max(100, messages / 10);
         }
 
         @Override
@@ -342,6 +364,11 @@ final class NettyBenchmark implements Runnable {
 
         @Override
         void runClient(EventLoopGroup group, InetSocketAddress remote, BenchmarkHeader settings) throws Exception {
+            if (messages.size() > 1 || threshold.size() > 1) {
+                // the server counts connections per session from the first header: every session must make as many
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "the connection benchmark takes one --messages and one --threshold for all lengths");
+            }
             BenchmarkClient.ConnectionRun run = BenchmarkClient.runConnections(group, remote, settings);
             long[] times = run.times();
             LatencySummary summary = LatencySummary.of(times);
@@ -351,9 +378,9 @@ final class NettyBenchmark implements Runnable {
             double perSec = times.length / ((run.end() - run.start()) / 1e9);
             System.out.printf(Locale.ROOT, "netty connections over %s (%s, %d at a time, %d B exchanged): %.0f "
                     + "connections/s, %.1f us per connection (p50 %.1f, p99 %.1f)%n", run.transport(), provider(),
-                    connections, length, perSec, avgUs, p50, p99);
+                    connections, settings.length(), perSec, avgUs, p50, p99);
             System.out.printf(Locale.ROOT, "RESULT kind=netty-connection provider=%s length=%d connections=%d parallel=%d "
-                    + "conn_per_s=%.0f avg_us=%.1f p50_us=%.1f p99_us=%.1f transports=%s%n", provider(), length,
+                    + "conn_per_s=%.0f avg_us=%.1f p50_us=%.1f p99_us=%.1f transports=%s%n", provider(), settings.length(),
                     times.length, connections, perSec, avgUs, p50, p99, run.transport());
         }
     }

@@ -1,5 +1,7 @@
 package io.hadronio.app.ucx;
 
+import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.SizeSequence;
 import io.hadronio.app.SocketAddressConverter;
 import io.hadronio.ucx.Ucx;
 import io.hadronio.ucx.UcxUnavailableException;
@@ -7,6 +9,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -56,9 +60,15 @@ public final class UcxBenchmarkCommand implements Runnable {
                 description = "Measured runs of --messages each; the RESULT line gives medians (default: ${DEFAULT-VALUE}).")
         int runs;
 
-        @Option(names = "--warmup", paramLabel = "MESSAGES", defaultValue = "-1",
-                description = "Messages before the first measured run, not measured (default: as many as --messages).")
-        int warmup;
+        @Option(names = "--warmup", paramLabel = "MESSAGES", split = ",", defaultValue = "-1",
+                description = "Messages before the first measured run, not measured: one value, or one per --length "
+                        + "(default: as many as --messages).")
+        List<Long> warmup;
+
+        @Option(names = "--sessions", defaultValue = "1",
+                description = "Server: clients to serve one after another before exiting; a client with several "
+                        + "--length values is one per length (default: ${DEFAULT-VALUE}).")
+        int sessions;
 
         @Option(names = "--connect-timeout", paramLabel = "SECONDS", defaultValue = "10",
                 description = "Client: how long to retry while the server is not listening yet (default: ${DEFAULT-VALUE}).")
@@ -66,9 +76,9 @@ public final class UcxBenchmarkCommand implements Runnable {
 
         abstract BenchmarkSettings.Kind kind();
 
-        abstract int length();
+        abstract List<Integer> lengths();
 
-        abstract int messages();
+        abstract List<Long> messages();
 
         int window() {
             return 1;
@@ -80,11 +90,14 @@ public final class UcxBenchmarkCommand implements Runnable {
                 throw new CommandLine.ParameterException(spec.commandLine(),
                         "give either -s/--server or -r/--remote HOST:PORT");
             }
-            BenchmarkSettings settings;
+            List<BenchmarkSettings> sizes = new ArrayList<>();
             try {
-                settings = new BenchmarkSettings(kind(), length(), messages(), warmup < 0 ? messages() : warmup,
-                        window(), runs);
-            } catch (IllegalArgumentException e) {
+                for (SizeSequence.Step step : SizeSequence.of(lengths(), messages(), warmup, 0)) {
+                    int messages = Math.toIntExact(step.messages());
+                    sizes.add(new BenchmarkSettings(kind(), step.length(), messages,
+                            step.warmup() < 0 ? messages : Math.toIntExact(step.warmup()), window(), runs));
+                }
+            } catch (IllegalArgumentException | ArithmeticException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
             PrintStream out = System.out;
@@ -96,13 +109,19 @@ public final class UcxBenchmarkCommand implements Runnable {
                         out.println("hadronio ucx benchmark " + kind().label() + " server (UCX " + Ucx.version()
                                 + ") listening on " + bound.getHostString() + ":" + bound.getPort());
                         out.flush();
-                        s.serve(out);
+                        for (int i = 0; i < sessions; i++) {
+                            s.serve(out);
+                        }
                     }
                 } else {
                     out.println("hadronio ucx benchmark " + kind().label() + " client (UCX " + Ucx.version() + ")");
-                    BenchmarkReport report = UcxBenchmark.runClient(settings, remote,
-                            Duration.ofSeconds(Math.max(0, connectTimeout)), out);
-                    out.println(report.resultLine());
+                    for (BenchmarkSettings settings : sizes) {
+                        MeasurementWindow.next();
+                        BenchmarkReport report = UcxBenchmark.runClient(settings, remote,
+                                Duration.ofSeconds(Math.max(0, connectTimeout)), out);
+                        out.println(report.resultLine());
+                        out.flush();
+                    }
                 }
                 out.flush();
                 return 0;
@@ -118,13 +137,14 @@ public final class UcxBenchmarkCommand implements Runnable {
     @Command(name = "latency", mixinStandardHelpOptions = true,
             description = {"Tag ping-pong with busy polling; reports round-trip median, average and p99 in µs."})
     static final class Latency extends Base {
-        @Option(names = {"-l", "--length"}, paramLabel = "BYTES", defaultValue = "8",
-                description = "Bytes per message (default: ${DEFAULT-VALUE}).")
-        int length;
+        @Option(names = {"-l", "--length"}, paramLabel = "BYTES", split = ",", defaultValue = "8",
+                description = "Bytes per message; several (comma-separated) are measured one after another, each with "
+                        + "its own connection and warm-up (default: ${DEFAULT-VALUE}).")
+        List<Integer> length;
 
-        @Option(names = {"-m", "--messages"}, defaultValue = "100000",
-                description = "Round trips per measured run (default: ${DEFAULT-VALUE}).")
-        int messages;
+        @Option(names = {"-m", "--messages"}, split = ",", defaultValue = "100000",
+                description = "Round trips per measured run: one value, or one per --length (default: ${DEFAULT-VALUE}).")
+        List<Long> messages;
 
         @Override
         BenchmarkSettings.Kind kind() {
@@ -132,12 +152,12 @@ public final class UcxBenchmarkCommand implements Runnable {
         }
 
         @Override
-        int length() {
+        List<Integer> lengths() {
             return length;
         }
 
         @Override
-        int messages() {
+        List<Long> messages() {
             return messages;
         }
     }
@@ -147,13 +167,14 @@ public final class UcxBenchmarkCommand implements Runnable {
             description = {"Streaming tag sends from client to server with a window of outstanding sends;",
                 "reports GB/s (1e9 bytes/s) and million messages/s."})
     static final class Throughput extends Base {
-        @Option(names = {"-l", "--length"}, paramLabel = "BYTES", defaultValue = "65536",
-                description = "Bytes per message (default: ${DEFAULT-VALUE}).")
-        int length;
+        @Option(names = {"-l", "--length"}, paramLabel = "BYTES", split = ",", defaultValue = "65536",
+                description = "Bytes per message; several (comma-separated) are measured one after another, each with "
+                        + "its own connection and warm-up (default: ${DEFAULT-VALUE}).")
+        List<Integer> length;
 
-        @Option(names = {"-m", "--messages"}, defaultValue = "50000",
-                description = "Messages per measured run (default: ${DEFAULT-VALUE}).")
-        int messages;
+        @Option(names = {"-m", "--messages"}, split = ",", defaultValue = "50000",
+                description = "Messages per measured run: one value, or one per --length (default: ${DEFAULT-VALUE}).")
+        List<Long> messages;
 
         @Option(names = {"-w", "--window"}, defaultValue = "64",
                 description = "Most sends outstanding at once; the server keeps as many receives posted"
@@ -166,12 +187,12 @@ public final class UcxBenchmarkCommand implements Runnable {
         }
 
         @Override
-        int length() {
+        List<Integer> lengths() {
             return length;
         }
 
         @Override
-        int messages() {
+        List<Long> messages() {
             return messages;
         }
 

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * CI's run of {@code hadronio evaluate --profile smoke}: every provider and mode at two sizes,
- * one repetition, as real JVM pairs, and the load mode at one rate with 10 connections. It checks that the evaluation runs and writes what it
+ * one repetition, as real JVM pairs (one per provider, mode and metric, sweeping both sizes),
+ * and the load mode at one rate with 10 connections. It checks that the evaluation runs and writes what it
  * promises (JSON, CSV, SVG and PNG figures, the report) and that {@code render} reproduces the
  * report from the JSON; no figure is checked for speed.
  */
@@ -46,6 +47,8 @@ class EvaluateSmokeTest {
         assertTrue(json.get("environment").get("ucx").asText().startsWith("UCX "), json.get("environment").toString());
         for (JsonNode run : json.get("runs")) {
             assertTrue(run.get("error").isNull(), run.toString());
+            // each size of a pair has its own CPU window
+            assertTrue(run.get("clientCpuUsPerOp").asDouble() > 0, run.toString());
             assertTrue(run.get("opsPerSec").asDouble() > 0, run.toString());
             assertTrue(run.get("clientPeakRssKb").asLong() > 0 && run.get("serverPeakRssKb").asLong() > 0, run.toString());
             assertTrue(!run.get("transport").asText().isEmpty(), run.toString());
@@ -57,6 +60,8 @@ class EvaluateSmokeTest {
             assertTrue(!run.get("transport").asText().isEmpty(), run.toString());
         }
         assertEquals(LOAD_RUNS + 1, Files.readAllLines(dir.resolve(Results.LOAD_CSV)).size());
+        assertEquals(LOAD_RUNS, json.get("loadSummary").size(), "one load summary per point");
+        assertEquals(LOAD_RUNS + 1, Files.readAllLines(dir.resolve(Results.LOAD_SUMMARY_CSV)).size());
 
         List<String> csv = Files.readAllLines(dir.resolve(Results.RUNS_CSV));
         assertEquals(points + 1, csv.size(), "header and one row per run");
