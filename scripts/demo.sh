@@ -9,7 +9,8 @@
 #             8 B round trip (p50, average), 64 KiB streaming (MB/s), 8-byte writes per second
 #   netty     the same for Netty's NIO transport ("hadronio netty benchmark")
 #
-#   scripts/demo.sh                       # the quick evaluation, about 3-4 minutes on a busy 2-core machine
+#   scripts/demo.sh                       # the quick evaluation, about 2-2.5 minutes on a busy 2-core machine
+#   EVALUATE_OPTS=--load scripts/demo.sh  # with the load mode too (about 1.5 minutes more)
 #   PROFILE=full scripts/demo.sh          # the full evaluation (see docs/EVALUATION.md for its duration)
 #   SECTIONS="ucx blocking netty" scripts/demo.sh   # the older side-by-side tables, about 5 minutes
 #   RUNS=5 SECTIONS=blocking scripts/demo.sh        # more rounds per measurement
@@ -20,6 +21,7 @@
 #   RUNS        interleaved rounds per measurement (default 3; the tables show medians)
 #   SECTIONS    which comparisons to run (default "evaluate"; also ucx blocking netty; run_section_<name>/print_section_<name>)
 #   PROFILE     evaluate section: smoke, quick (default) or full
+#   EVALUATE_OPTS  more options for "hadronio evaluate" (e.g. --load, --modes blocking,netty)
 #   SIZES       ucx section: message sizes in bytes (default "8 1024 65536 1048576")
 #   BLOCKING_CASES  blocking section: any of lat8 stream msg8 (default all)
 #   NETTY_CASES     netty section: any of lat8 stream msg8 msg8f (default "lat8 stream msg8";
@@ -38,6 +40,7 @@ RUNS="${RUNS:-3}"
 SIZES="${SIZES:-8 1024 65536 1048576}"
 SECTIONS="${SECTIONS:-evaluate}"
 PROFILE="${PROFILE:-quick}"
+EVALUATE_OPTS="${EVALUATE_OPTS:-}"
 SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
@@ -476,7 +479,7 @@ run_section_evaluate() {
   # the failed ones), so the demo goes on to print the table and says so, and dies only without results
   local rc=0
   "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" evaluate --profile "$PROFILE" --output "$LOG_DIR/evaluation" \
-    --server-cpu "$SERVER_CPU" --client-cpu "$CLIENT_CPU" --revision "$rev" | tee "$LOG_DIR/evaluate.txt" || rc=$?
+    --server-cpu "$SERVER_CPU" --client-cpu "$CLIENT_CPU" --revision "$rev" $EVALUATE_OPTS | tee "$LOG_DIR/evaluate.txt" || rc=$?
   [ -f "$LOG_DIR/evaluation/results.json" ] || die "hadronio evaluate failed (exit $rc) before writing results"
   if [ "$rc" != 0 ]; then
     note "some evaluation runs failed: see 'Failed runs' in $LOG_DIR/evaluation/EVALUATION.md"

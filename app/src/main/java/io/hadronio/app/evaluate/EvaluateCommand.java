@@ -71,9 +71,10 @@ public final class EvaluateCommand implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
-    @Option(names = "--load", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "Also run the load mode (N connections at offered rates; default: ${DEFAULT-VALUE}; --no-load skips it).")
-    boolean load;
+    @Option(names = "--load", negatable = true,
+            description = "Also run the load mode (N connections at offered rates); default: on for smoke and full, "
+                    + "off for quick, so that the demo's profile takes about two minutes (--no-load skips it).")
+    Boolean load;
 
     @Option(names = "--revision", defaultValue = "", paramLabel = "TEXT",
             description = "What was measured, for the report (scripts/demo.sh passes the git commit).")
@@ -94,6 +95,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         PrintStream out = System.out;
         Environment env = Environment.now(pinning.toString(), p.id(), commandLine(), revision);
         LoadEvaluation loadEvaluation = new LoadEvaluation(p.load(), modeSet, providerSet);
+        boolean load = this.load != null ? this.load : p != Profile.QUICK;
         out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s, %s; results in %s%n", p.id(), evaluation.runs(),
                 evaluation.pairs(),
                 load ? " and " + loadEvaluation.pairs() + " load pairs" : "", pinning, dir);

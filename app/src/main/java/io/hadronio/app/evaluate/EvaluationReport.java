@@ -364,7 +364,7 @@ final class EvaluationReport {
         // one record per point: the medians of its repetitions (every run is in load.csv)
         List<LoadRecord> load = results.loadMedians();
         if (load.isEmpty()) {
-            return "## Load\n\nNot run (`--no-load`, or results from before the load mode).\n\n";
+            return "## Load\n\nNot run (`--no-load`, the quick profile without `--load`, or results from before the load mode).\n\n";
         }
         StringBuilder md = new StringBuilder("## Load\n\n");
         md.append("`hadronio load`: N connections from one client (one Selector), each sending a ")
