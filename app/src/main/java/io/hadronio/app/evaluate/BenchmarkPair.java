@@ -281,8 +281,11 @@ final class BenchmarkPair {
             // a stuck size fails the pair, however many sizes came before it
             while (!client.waitFor(200, TimeUnit.MILLISECONDS)) {
                 if (System.nanoTime() - clientWatch.lastResultNanos > TimeUnit.SECONDS.toNanos(timeoutSeconds)) {
+                    // a stuck pair is a finding: keep what both JVMs were doing
+                    dumpThreads(client, logDir.resolve(tag + "-client-threads.txt"));
+                    dumpThreads(server, logDir.resolve(tag + "-server-threads.txt"));
                     throw new IOException("client printed no RESULT line for " + timeoutSeconds + " s (" + clientLog
-                            + ")");
+                            + "; thread dumps beside it: " + tag + "-client-threads.txt, " + tag + "-server-threads.txt)");
                 }
             }
             clientWatch.output.get(10, TimeUnit.SECONDS);
@@ -352,6 +355,25 @@ final class BenchmarkPair {
         reader.setDaemon(true);
         reader.start();
         return p;
+    }
+
+    /** Writes {@code jcmd <pid> Thread.print} of a live JVM to {@code file}; best effort, at most 20 s. */
+    private static void dumpThreads(Process p, Path file) {
+        if (p == null || !p.isAlive()) {
+            return;
+        }
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        try {
+            Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(p.pid()), "Thread.print")
+                    .redirectErrorStream(true).redirectOutput(file.toFile()).start();
+            if (!dump.waitFor(20, TimeUnit.SECONDS)) {
+                dump.destroyForcibly();
+            }
+        } catch (IOException e) {
+            // no jcmd, or the JVM went away: the log has to do
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void destroy(Process p) {

@@ -38,7 +38,7 @@ class EvaluateSmokeTest {
         Path report = dir.resolve("EVALUATION.md");
         int exit = HadronioCommand.commandLine().execute("evaluate", "--profile", "smoke", "--output", dir.toString(),
                 "--report", report.toString());
-        assertEquals(0, exit, "evaluate failed; runs.csv:\n" + read(dir.resolve(Results.RUNS_CSV)));
+        assertEquals(0, exit, "evaluate failed; runs.csv:\n" + read(dir.resolve(Results.RUNS_CSV)) + stuckPairs());
 
         int points = Profile.SMOKE.sizes().size() * Metric.values().length * (3 * 2 + 1);
         JsonNode json = new ObjectMapper().readTree(dir.resolve(Results.JSON).toFile());
@@ -83,5 +83,27 @@ class EvaluateSmokeTest {
 
     private static String read(Path p) throws Exception {
         return Files.exists(p) ? Files.readString(p) : "(missing " + p + ")";
+    }
+
+    /** What the JVMs of a stuck pair were doing (the runner's thread dumps) and the end of their logs. */
+    private String stuckPairs() throws Exception {
+        StringBuilder b = new StringBuilder();
+        Path raw = dir.resolve("raw");
+        if (!Files.isDirectory(raw)) {
+            return "";
+        }
+        try (var files = Files.list(raw)) {
+            for (Path dump : files.filter(f -> f.getFileName().toString().endsWith("-threads.txt")).sorted().toList()) {
+                String name = dump.getFileName().toString();
+                Path log = raw.resolve(name.replace("-threads.txt", ".log"));
+                b.append("\n---- ").append(name).append(" ----\n").append(read(dump));
+                if (Files.exists(log)) {
+                    List<String> lines = Files.readAllLines(log);
+                    b.append("\n---- last lines of ").append(log.getFileName()).append(" ----\n")
+                            .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+                }
+            }
+        }
+        return b.toString();
     }
 }
