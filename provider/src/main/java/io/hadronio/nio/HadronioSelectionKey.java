@@ -41,8 +41,6 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
     // the selection pass that last looked at the key, and the ops it found ready
     long pass;
     int passOps;
-    // the key was sorted in, when its selector first took it from the queue
-    boolean placed;
     // the fd this key has in its selector's epoll set (-1: none), the events it asks there, and
     // whether a spinning selection polls it (not a listener's)
     int epollFd = -1;

@@ -597,7 +597,6 @@ public final class HadronioSelector extends AbstractSelector {
             HadronioSelectionKey next = key.nextQueued;
             key.dequeued();
             if (key.isValid()) {
-                key.placed = true;
                 // before the pass asks epoll: a key registered or changed just now is polled by it
                 syncEpollIfFd(key);
                 if (takenCount == taken.length) {
@@ -677,7 +676,6 @@ public final class HadronioSelector extends AbstractSelector {
         if (!key.isValid()) {
             return;
         }
-        key.placed = true;
         syncEpollIfFd(key);
         if (askedCount == asked.length) {
             asked = Arrays.copyOf(asked, 2 * askedCount);
