@@ -424,4 +424,97 @@ class UpgradeTest {
             }
         }
     }
+
+    /**
+     * A short local connection stays a plain one (its blocking reads sleep in the kernel, as
+     * with the JDK); the socket turns non-blocking only when the upgrade goes on, and only
+     * when no thread is inside the channel. Here the server has a reader asleep in the kernel
+     * when the client's upgrade session comes (the client only read so far: a 64 KiB stream
+     * from the server's second thread), so the server converts later, when that reader wakes.
+     * Bytes keep flowing both ways meanwhile, nothing is lost, and the connection still moves.
+     */
+    @Test
+    void shouldMoveOnceAReaderAsleepInTheKernelWakes() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
+        try (ServerSocketChannel server = provider.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0));
+             SocketChannel client = provider.openSocketChannel()) {
+            client.connect(server.getLocalAddress());
+            SocketChannel accepted = server.accept();
+            // the server: one thread only reads (asleep until the client writes), one only writes
+            CompletableFuture<long[]> serverReader = CompletableFuture.supplyAsync(() -> drain(accepted), THREADS);
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            CompletableFuture<long[]> serverWriter = CompletableFuture.supplyAsync(() -> {
+                try {
+                    long[] sent = pour(accepted, 21, stop);
+                    accepted.shutdownOutput();
+                    return sent;
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            }, THREADS);
+            java.util.concurrent.atomic.AtomicLong clientGot = new java.util.concurrent.atomic.AtomicLong();
+            CompletableFuture<long[]> clientReader = CompletableFuture.supplyAsync(() -> drain(client, clientGot), THREADS);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (clientGot.get() < (1 << 20) && System.nanoTime() < until) {
+                Thread.sleep(1);
+            }
+            assertTrue(clientGot.get() >= 1 << 20, "the server's stream flows before the client writes");
+            // now the client writes: the server's reader wakes, and the connection may convert
+            long[] clientSent = pour(client, 22, null, () -> transport(client).startsWith("ucx:")
+                    || System.nanoTime() > until);
+            assertTrue(transport(client).startsWith("ucx:"), "moved to UCX: " + transport(client));
+            client.shutdownOutput();
+            stop.set(true);
+            long[] serverSent = serverWriter.get(30, TimeUnit.SECONDS);
+            assertArrayEquals(clientSent, serverReader.get(30, TimeUnit.SECONDS), "client to server: bytes, CRC");
+            assertArrayEquals(serverSent, clientReader.get(30, TimeUnit.SECONDS), "server to client: bytes, CRC");
+        }
+    }
+
+    /** Reads until end-of-stream: {bytes, CRC}. */
+    static long[] drain(SocketChannel c) {
+        return drain(c, new java.util.concurrent.atomic.AtomicLong());
+    }
+
+    static long[] drain(SocketChannel c, java.util.concurrent.atomic.AtomicLong got) {
+        try {
+            CRC32C crc = new CRC32C();
+            ByteBuffer b = ByteBuffer.allocate(50_000);
+            while (c.read(b.clear()) >= 0) {
+                crc.update(b.flip());
+                got.addAndGet(b.limit());
+            }
+            return new long[] {got.get(), crc.getValue()};
+        } catch (IOException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
+    /** Writes random chunks until {@code stop}: {bytes, CRC}. */
+    static long[] pour(SocketChannel c, long seed, java.util.concurrent.atomic.AtomicBoolean stop) throws IOException {
+        return pour(c, seed, null, stop::get);
+    }
+
+    interface Condition {
+        boolean met() throws IOException;
+    }
+
+    static long[] pour(SocketChannel c, long seed, Void unused, Condition done) throws IOException {
+        Random r = new Random(seed);
+        CRC32C crc = new CRC32C();
+        long total = 0;
+        byte[] chunk = new byte[40_000];
+        while (!done.met()) {
+            r.nextBytes(chunk);
+            ByteBuffer b = ByteBuffer.wrap(chunk, 0, 1 + r.nextInt(chunk.length));
+            crc.update(b.duplicate());
+            total += b.remaining();
+            while (b.hasRemaining()) {
+                c.write(b);
+            }
+        }
+        return new long[] {total, crc.getValue()};
+    }
 }

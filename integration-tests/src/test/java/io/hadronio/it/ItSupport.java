@@ -166,11 +166,17 @@ abstract class ItSupport {
     }
 
     /**
-     * A frame of hadroNIO waiting in a blocked read or write: for UCX, or (a connection in
-     * upgrade mode that is still raw TCP) in the emulated blocking wait on the socket.
+     * A frame of hadroNIO waiting in a blocked read or write: for UCX; (a connection in
+     * upgrade mode moving to UCX) in the emulated blocking wait on the socket; or (a local
+     * connection in upgrade mode that is plain so far, as the JDK's) in the kernel socket's
+     * own blocking read or write.
      */
     static boolean hadronioWait(StackTraceElement e) {
-        return e.getClassName().startsWith("io.hadronio.transport.") && e.getMethodName().equals("await")
-                || e.getClassName().equals("io.hadronio.platform.PollSet") && e.getMethodName().equals("pollOne");
+        String c = e.getClassName();
+        String m = e.getMethodName();
+        return c.startsWith("io.hadronio.transport.") && m.equals("await")
+                || c.equals("io.hadronio.platform.PollSet") && m.equals("pollOne")
+                || c.equals("sun.nio.ch.SocketDispatcher") && (m.startsWith("read") || m.startsWith("write"))
+                || c.equals("sun.nio.ch.Net") && m.equals("poll");
     }
 }

@@ -192,6 +192,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 // hadroNIO the connection moves to UCX in the background once it is open
                 upgrades.prepareClient(life);
                 life.idleOutputSwitch(this::switchIdleOutput);
+                life.converter(this::requestConversion);
                 usePlainTcp();
                 return connectPlain(isa, timeoutMillis);
             }
@@ -254,27 +255,98 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     private void connectedPlainly() throws IOException {
         ensureOpen();
-        if (!life.isUpgradable()) {
-            life.connectedPlain();
+        life.connectedPlain();
+        if (!life.isUpgradeCandidate()) {
             return;
         }
-        // no thread may sleep inside the socket once the upgrade may switch a direction
-        tcp.configureBlocking(false);
-        life.connectedPlain();
         runtime.upgrades().startClient(life, (InetSocketAddress) tcp.getRemoteAddress(),
                 (InetSocketAddress) tcp.getLocalAddress());
+        if (runtime.config().upgradeDelayNanos() <= 0) {
+            // no delay: the upgrade begins at once (connect and finishConnect hold both locks)
+            requestConversion(life::beginUpgrade);
+        }
     }
 
     /**
      * An accepted local connection (plain so far) may move to UCX if its client runs
-     * hadroNIO: from now on its socket is non-blocking and this channel emulates blocking.
-     * Before the channel is handed to the application.
+     * hadroNIO and asks for it; it stays plain until then. Before the channel is handed to
+     * the application.
      */
     void upgradeAccepted(int serverPort) throws IOException {
-        synchronized (blockingLock()) {
-            tcp.configureBlocking(false);
-            life.idleOutputSwitch(this::switchIdleOutput);
-            runtime.upgrades().accepted(life, (InetSocketAddress) tcp.getRemoteAddress(), serverPort);
+        life.idleOutputSwitch(this::switchIdleOutput);
+        life.converter(this::requestConversion);
+        runtime.upgrades().accepted(life, (InetSocketAddress) tcp.getRemoteAddress(), serverPort);
+    }
+
+    // ---- converting a plain local connection for its upgrade -------------------------------------
+
+    // what runs once the socket is non-blocking (the upgrade's next step) while a conversion
+    // is wanted; null otherwise
+    private volatile Runnable afterConversion;
+
+    /**
+     * The upgrade of this (so far plain) connection wants to go on: its socket must become
+     * non-blocking, and blocking emulated, before anything can switch a direction. A thread
+     * asleep inside the socket (a blocking read waiting in the kernel, as with the JDK) would
+     * hold the raw input across the peer's switch point, so the conversion happens when no
+     * thread is inside the channel: now if none is, else at the next read or write
+     * ({@link #convertIfWanted}). Then {@code then} runs. Any thread.
+     */
+    private void requestConversion(Runnable then) {
+        afterConversion = then;
+        tryConvert();
+    }
+
+    /** Converts when the upgrade wants it (or, {@code dueNow}, starts it) and no other thread is inside. */
+    private void convertIfWanted(boolean dueNow) {
+        if (dueNow) {
+            requestConversion(life::beginUpgrade);
+        } else if (afterConversion != null) {
+            tryConvert();
+        }
+    }
+
+    private void tryConvert() {
+        // reentrant: a reader (writer) that holds its own lock only needs the other one
+        if (!readLock.tryLock()) {
+            return;
+        }
+        Runnable then = null;
+        try {
+            if (!writeLock.tryLock()) {
+                return;
+            }
+            try {
+                synchronized (blockingLock()) {
+                    then = afterConversion;
+                    afterConversion = null;
+                    if (then == null || life.isUpgradable()) {
+                        return;
+                    }
+                    if (!isOpen() || life.state() != ConnectionLifecycle.OPEN || life.isInputShut()
+                            || !life.isUpgradeCandidate()) {
+                        // closed, or the input shut down in the kernel: it stays plain
+                        then = null;
+                        life.stayPlain();
+                        return;
+                    }
+                    try {
+                        tcp.configureBlocking(false);
+                    } catch (IOException e) {
+                        then = null;
+                        life.stayPlain();
+                        return;
+                    }
+                    life.converted();
+                }
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
+            if (then != null) {
+                then.run();
+            }
         }
     }
 
@@ -638,8 +710,16 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
         ensureConnected();
         if (life.inputRaw()) {
+            if (!life.isUpgradable() && life.isUpgradeCandidate()) {
+                convertIfWanted(false);
+            }
             if (!life.isUpgradable()) {
-                return readPlain(dsts, offset, length, timeoutMillis);
+                long n = readPlain(dsts, offset, length, timeoutMillis);
+                if (n > 0 && life.isUpgradeCandidate()) {
+                    life.consumedPlain(n);
+                    convertIfWanted(life.upgradeDueAtRead());
+                }
+                return n;
             }
             long n = readRaw(dsts, offset, length, timeoutMillis);
             if (n != INPUT_SWITCHED) {
@@ -709,7 +789,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             if (timeoutMillis > 0 && length == 1 && isBlocking()) {
                 return timedReadPlain(dsts[offset], timeoutMillis);
             }
-            return tcp.read(dsts, offset, length);
+            // one buffer: the kernel socket's read(2), as the JDK's, not its readv(2) machinery
+            return length == 1 ? tcp.read(dsts[offset]) : tcp.read(dsts, offset, length);
         } catch (ClosedByInterruptException e) {
             close();
             throw e;
@@ -768,9 +849,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         assert writeLock.isHeldByCurrentThread();
         ensureConnected();
         if (life.outputRaw()) {
+            if (!life.isUpgradable() && life.isUpgradeCandidate()) {
+                convertIfWanted(life.upgradeDueAtWrite());
+            }
             if (!life.isUpgradable()) {
                 try {
-                    return tcp.write(srcs, offset, length);
+                    long n = length == 1 ? tcp.write(srcs[offset]) : tcp.write(srcs, offset, length);
+                    life.wroteRaw(n);
+                    return n;
                 } catch (ClosedByInterruptException e) {
                     close();
                     throw e;

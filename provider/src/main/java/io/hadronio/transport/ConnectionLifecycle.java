@@ -77,6 +77,8 @@ import java.util.concurrent.TimeUnit;
  * <tr><td>DRAINING</td><td>abort, output on UCX (control thread)</td><td>ABORT record, ordinary close</td>
  *     <td>CLOSED</td></tr>
  * <tr><td>any</td><td>ABORT (control record)</td><td>RESET; the shared endpoint stays</td><td>PEER_ABORTED</td></tr>
+ * <tr><td>OPEN, offered an upgrade</td><td>the upgrade goes on and no thread is inside the channel
+ *     (application, rendezvous thread)</td><td>socket non-blocking, blocking emulated</td><td>UPGRADABLE</td></tr>
  * <tr><td>OPEN, UPGRADABLE</td><td>UCX half connected (rendezvous thread)</td><td>-</td><td>UPGRADE_READY</td></tr>
  * <tr><td>OPEN, UPGRADE_READY</td><td>write (application)</td><td>SWITCH(n) on the session; UCX from now on</td>
  *     <td>OUT_UCX</td></tr>
@@ -114,7 +116,8 @@ public final class ConnectionLifecycle {
     static final int CONTROL_EOF = 1 << 12;
     static final int LATE_WRITE = 1 << 13;
     // ---- a local connection that starts on raw TCP and moves to UCX (Upgrade; docs/connections-v3.md) ----
-    // its socket is non-blocking and the channel emulates blocking, so that no thread sleeps inside it
+    // converted for its upgrade (offered one before, plain until then): its socket is non-blocking
+    // and the channel emulates blocking, so that no thread sleeps inside it
     static final int UPGRADABLE = 1 << 14;
     // the UCX half exists and is connected: the output may switch at the next write
     static final int UPGRADE_READY = 1 << 15;
@@ -696,10 +699,77 @@ public final class ConnectionLifecycle {
         return (word & UPGRADABLE) != 0;
     }
 
-    /** Before the connection opens: it will try to move to UCX (see {@link Upgrade}). */
-    public synchronized void markUpgradable(Upgrade u) {
+    /**
+     * A local connection that may move to UCX once it carries traffic (see {@link Upgrade}),
+     * set before the channel is shared. Until its channel {@linkplain #converted converts}
+     * it, it is a plain connection in every respect: its socket in the application's
+     * blocking mode, a blocking read asleep in the kernel as with the JDK. A short connection
+     * ends that way.
+     */
+    public void offerUpgrade(Upgrade u) {
         upgrade = u;
+    }
+
+    /** Offered an upgrade that has not converted the connection yet, nor been given up. */
+    public boolean isUpgradeCandidate() {
+        return upgrade != null && (word & (UPGRADABLE | UPGRADE_OFF)) == 0;
+    }
+
+    /**
+     * The channel made the socket non-blocking with no thread inside it (under its read and
+     * write locks): from now on it emulates blocking, and the upgrade may go on.
+     */
+    public synchronized void converted() {
         update(0, UPGRADABLE);
+    }
+
+    // the channel's "convert, then run this" (any thread; see convertThen), or null
+    private volatile java.util.function.Consumer<Runnable> converter;
+
+    /** What converts this connection for its upgrade (the channel's read and write locks are its business). */
+    public void converter(java.util.function.Consumer<Runnable> c) {
+        converter = c;
+    }
+
+    /**
+     * The upgrade's next step needs the socket non-blocking: {@code then} runs once the
+     * channel converted it, at once when no thread is inside the channel, else at its next
+     * read or write (a blocking reader asleep in the kernel wakes when bytes come); never when
+     * the connection closes first.
+     */
+    void convertThen(Runnable then) {
+        java.util.function.Consumer<Runnable> c = converter;
+        if (c != null) {
+            c.accept(then);
+        }
+    }
+
+    /** Client, candidate: a write that is not the connection's first, with the upgrade's delay past. */
+    public boolean upgradeDueAtWrite() {
+        Upgrade u = upgrade;
+        return u != null && rawWritten > 0 && (word & (UPGRADABLE | UPGRADE_OFF)) == 0 && u.due();
+    }
+
+    /** Client, candidate: 64 KiB read, with the upgrade's delay past. */
+    public boolean upgradeDueAtRead() {
+        Upgrade u = upgrade;
+        return u != null && rawConsumed >= UPGRADE_AFTER_READING && (word & (UPGRADABLE | UPGRADE_OFF)) == 0
+                && u.due();
+    }
+
+    /** A candidate that cannot convert (closed, input shut down): it stays plain. */
+    public void stayPlain() {
+        upgradeOff();
+    }
+
+    /** Client: the converted connection's upgrade begins (once). */
+    public void beginUpgrade() {
+        usedRaw();
+    }
+
+    /** A candidate's plain read took {@code n} bytes (under the channel's read lock; no switch can come before it converts). */
+    public void consumedPlain(long n) {
+        rawConsumed += n;
     }
 
     // the channel's "move an idle output now" (it needs the channel's write lock), or null
@@ -765,7 +835,8 @@ public final class ConnectionLifecycle {
 
     private void usedRaw() {
         Upgrade u = upgrade;
-        if (u != null) {
+        // a candidate's channel converts first (upgradeDueAtWrite/AtRead), then begins
+        if (u != null && (word & UPGRADABLE) != 0) {
             u.poke();
         }
     }

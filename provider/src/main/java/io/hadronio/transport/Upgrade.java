@@ -100,16 +100,19 @@ public final class Upgrade implements UpgradeSession.Handler {
     void start(InetSocketAddress destination, InetSocketAddress bound) {
         this.destination = destination;
         this.bound = bound;
-        long delay = runtime.config().upgradeDelayNanos();
-        if (delay <= 0) {
-            begin();
-            return;
-        }
-        dueAt = System.nanoTime() + delay;
+        dueAt = System.nanoTime() + runtime.config().upgradeDelayNanos();
         armed = true;
     }
 
-    /** Client: a read or write on the raw connection (any thread): begins the upgrade once it is due. */
+    /** Client: {@code hadronio.upgrade.delay} has passed since the connect and the upgrade has not begun. */
+    boolean due() {
+        return armed && System.nanoTime() - dueAt >= 0;
+    }
+
+    /**
+     * Client: begins the upgrade once it is due (any thread; once). Called once the channel's
+     * socket is non-blocking ({@link ConnectionLifecycle#isUpgradable}).
+     */
     void poke() {
         if (armed && System.nanoTime() - dueAt >= 0 && ARMED.compareAndSet(this, true, false)) {
             begin();

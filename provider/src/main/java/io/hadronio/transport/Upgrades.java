@@ -46,25 +46,25 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
     }
 
     /**
-     * Client: a channel about to connect to a local address. The lifecycle becomes
-     * upgradable (non-blocking socket, emulated blocking) before it opens.
+     * Client: a channel about to connect to a local address may move to UCX once it carries
+     * traffic; until its channel converts it ({@link ConnectionLifecycle#offerUpgrade}) it is plain.
      */
     public void prepareClient(ConnectionLifecycle life) {
-        life.markUpgradable(Upgrade.client(runtime, life));
+        life.offerUpgrade(Upgrade.client(runtime, life));
     }
 
-    /** Client: the TCP connect completed; the upgrade runs in the background from now on. */
+    /** Client: the TCP connect completed; the upgrade may begin once it is due. */
     public void startClient(ConnectionLifecycle life, InetSocketAddress destination, InetSocketAddress bound) {
         ((Upgrade) life.upgrade()).start(destination, bound);
     }
 
     /**
      * Server: the application accepted a local connection (the lifecycle is open and plain);
-     * it becomes upgradable and waits (up to the handshake timeout) for its session.
+     * it waits (up to the handshake timeout) for its session, and converts when that comes.
      */
     public void accepted(ConnectionLifecycle life, InetSocketAddress client, int serverPort) {
         Upgrade upgrade = Upgrade.server(runtime, life);
-        life.markUpgradable(upgrade);
+        life.offerUpgrade(upgrade);
         int k = key(client.getPort(), serverPort);
         UpgradeSession s;
         synchronized (this) {
@@ -80,7 +80,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 return;
             }
         }
-        s.attach(upgrade);
+        life.convertThen(() -> s.attach(upgrade));
     }
 
     @Override
@@ -103,7 +103,8 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         if (a.held) {
             runtime.peers().rendezvous().release(a.serverPort);
         }
-        session.attach(a.life.upgrade());
+        Upgrade upgrade = a.life.upgrade();
+        a.life.convertThen(() -> session.attach(upgrade));
     }
 
     /** A registration names the client's bound address, or the wildcard (null) for any. */
