@@ -16,6 +16,9 @@ import java.util.TreeMap;
  * @param workers          {@code hadronio.workers}: UCX workers shared by blocking channels (default 1)
  * @param polling          {@code hadronio.polling}: busy, event or adaptive (default)
  * @param spinMicros       {@code hadronio.polling.spin}: adaptive mode's busy-poll window in µs (default 100)
+ * @param spinYields       {@code hadronio.polling.yield}: adaptive mode stops spinning and sleeps when more threads
+ *                         are runnable than the machine has cores ({@code platform/RunQueue}), so that a waiter never
+ *                         spins on a core that other threads wait for (default true; false: it spins its whole window)
  * @param handshakeMillis  {@code hadronio.handshake.timeout}: how long the connection handshake may take (default 10000 ms)
  * @param ucx              {@code hadronio.ucx.KEY=VALUE}: passed to UCX as configuration KEY (e.g. hadronio.ucx.TLS=tcp)
  * @param secretFile       {@code hadronio.secret.file}: the key that authenticates peers (default
@@ -37,7 +40,7 @@ import java.util.TreeMap;
  *                         that sends one request and reads its answer, costs nothing for it)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
-                             long spinMicros, int handshakeMillis, Map<String, String> ucx,
+                             long spinMicros, boolean spinYields, int handshakeMillis, Map<String, String> ucx,
                              java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis,
                              boolean kernelTcp, boolean upgrade, long upgradeDelayMicros) {
 
@@ -133,6 +136,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 (int) number(p, "hadronio.workers", 1, 1, 64),
                 polling(p, "hadronio.polling", Polling.ADAPTIVE),
                 number(p, "hadronio.polling.spin", 100, 0, 10_000_000),
+                bool(p, "hadronio.polling.yield", true),
                 (int) number(p, "hadronio.handshake.timeout", 10_000, 1, 600_000),
                 Map.copyOf(ucx),
                 secretFile(p, "hadronio.secret.file"),
@@ -197,6 +201,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
             Map.entry("hadronio.workers", "1..64"),
             Map.entry("hadronio.polling", "busy|event|adaptive"),
             Map.entry("hadronio.polling.spin", "microseconds"),
+            Map.entry("hadronio.polling.yield", "true|false"),
             Map.entry("hadronio.handshake.timeout", "milliseconds"),
             Map.entry("hadronio.secret.file", "path"),
             Map.entry("hadronio.remote.networks", "CIDR list"),
@@ -286,7 +291,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
     public String toString() {
         return "enabled=" + enabled + ", slice.size=" + sliceSize + ", slice.count=" + sliceCount + ", workers="
                 + workers + ", polling=" + polling.name().toLowerCase(Locale.ROOT)
-                + (polling == Polling.ADAPTIVE ? ", polling.spin=" + spinMicros + "us" : "")
+                + (polling == Polling.ADAPTIVE ? ", polling.spin=" + spinMicros + "us"
+                        + (spinYields ? "" : ", polling.yield=false") : "")
                 + ", handshake.timeout=" + handshakeMillis + "ms"
                 + (remoteNetworks.isEmpty() ? "" : ", remote.networks=" + remoteNetworks + ", remote.detect.timeout="
                 + detectMillis + "ms") + (ucx.isEmpty() ? "" : ", ucx=" + ucx);

@@ -146,12 +146,15 @@ public final class HadronioSelector extends AbstractSelector {
     private HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
     private volatile boolean keysChanged;
     private final long spinNanos;
+    // adaptive selections stop spinning when the machine's cores are all wanted (RunQueue)
+    private final boolean spinYields;
 
     public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) throws IOException {
         super(provider);
         this.runtime = runtime;
         this.groups = runtime.groups();
         this.spinNanos = runtime.config().spinNanos();
+        this.spinYields = runtime.config().spinYields();
         this.wakeFd = new EventFd();
         try {
             this.epoll = new io.hadronio.platform.EPollSet(64);
@@ -320,6 +323,7 @@ public final class HadronioSelector extends AbstractSelector {
         try {
             long now = System.nanoTime();
             long deadline = timeout > 0 ? now + timeout * 1_000_000L : Long.MAX_VALUE;
+            long spinStart = now;
             long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + spinNanos;
             int pass = 0;
             while (true) {
@@ -337,7 +341,8 @@ public final class HadronioSelector extends AbstractSelector {
                 }
                 checkSafetyNet(now);
                 processDeregisterQueue();
-                if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0) {
+                if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0
+                        && !(spinYields && WorkerGroup.spunTooLongForACrowd(now - spinStart, now))) {
                     Thread.onSpinWait();
                     continue;
                 }

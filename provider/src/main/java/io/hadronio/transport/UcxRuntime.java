@@ -85,7 +85,7 @@ public final class UcxRuntime {
         try {
             WorkerGroup[] groups = new WorkerGroup[config.workers()];
             for (int i = 0; i < groups.length; i++) {
-                groups[i] = new WorkerGroup(context, "hadronio-" + i, config.spinNanos());
+                groups[i] = new WorkerGroup(context, "hadronio-" + i, config.spinNanos(), config.spinYields());
             }
             return new UcxRuntime(config, context, groups, platform, peers);
         } catch (UcxException | RuntimeException e) {

@@ -1,6 +1,7 @@
 package io.hadronio.transport;
 
 import io.hadronio.platform.CarrierCompensation;
+import io.hadronio.platform.RunQueue;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxEndpoint;
 import io.hadronio.ucx.UcxException;
@@ -37,6 +38,8 @@ public final class WorkerGroup implements AutoCloseable {
     private final Waiters waiters = new Waiters();
     // how long a waiter busy-polls before sleeping (Long.MAX_VALUE: never sleeps)
     private final long spinNanos;
+    // adaptive waiters stop spinning when the machine's cores are all wanted (RunQueue)
+    private final boolean spinYields;
     // longest single sleep; bounds the cost of any missed wake-up
     private static final int MAX_SLEEP_MILLIS = 50;
 
@@ -135,9 +138,10 @@ public final class WorkerGroup implements AutoCloseable {
         }
     }
 
-    WorkerGroup(UcxContext context, String name, long spinNanos) throws UcxException {
+    WorkerGroup(UcxContext context, String name, long spinNanos, boolean spinYields) throws UcxException {
         this.worker = context.newWorker(ThreadMode.SERIALIZED, name);
         this.spinNanos = spinNanos;
+        this.spinYields = spinYields;
         this.address = worker.address();
         worker.completionListener(this::completed);
     }
@@ -313,7 +317,8 @@ public final class WorkerGroup implements AutoCloseable {
             if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
                 return false;
             }
-            if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0) {
+            if (spinUntil == Long.MAX_VALUE
+                    || now - spinUntil < 0 && !(spinYields && spunTooLongForACrowd(now - start, now))) {
                 Thread.onSpinWait();
                 continue;
             }
@@ -322,6 +327,18 @@ public final class WorkerGroup implements AutoCloseable {
             }
         }
     }
+
+    /**
+     * An adaptive waiter that has spun {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} without an answer
+     * asks whether other threads wait for a core, and sleeps if they do: its spinning would be
+     * taken from them. An answer within that time (a ping-pong's) never pays for the question.
+     */
+    public static boolean spunTooLongForACrowd(long spun, long now) {
+        return spun >= SPIN_BEFORE_CROWD_CHECK_NANOS && RunQueue.crowded(now);
+    }
+
+    /** How long an adaptive waiter spins before it asks {@link RunQueue} (see {@link #spunTooLongForACrowd}). */
+    public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 10_000;
 
     private boolean progressAndCheck(Readiness waiter, int op) throws IOException {
         final ReentrantLock l = lock;

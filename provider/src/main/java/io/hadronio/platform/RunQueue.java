@@ -1,0 +1,137 @@
+package io.hadronio.platform;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Whether more threads want to run than the machine has cores: the kernel's count of
+ * runnable threads (the fourth field of {@code /proc/loadavg}, the asking thread included)
+ * against the online CPUs.
+ *
+ * <p>An adaptive waiter spins so that an answer that comes within microseconds is seen
+ * without a sleep and a wake-up. That only pays while the core it spins on is its own:
+ * when other threads are runnable and wait for a core, every microsecond of spinning is
+ * taken from them (an application's own threads, on a 2-core machine: gRPC's callers,
+ * Netty's event loop). A waiter that has spun a while without an answer asks
+ * {@link #crowded(long)} and sleeps at once when it says so.
+ *
+ * <p>Reading {@code /proc/loadavg} is a {@code pread(2)} of ~1.5–2.5 µs here, so the answer
+ * is shared by all threads and refreshed at most every {@link #REFRESH_NANOS}; one thread
+ * reads at a time, the others take the last answer. The figure is machine-wide, so a process
+ * pinned to fewer cores than the machine has, with more busy threads than its cores, is not
+ * seen as crowded unless the whole machine is. Without {@code /proc/loadavg} it is never
+ * crowded. Allocation-free.
+ */
+public final class RunQueue {
+    /** How old an answer may be before a waiter reads {@code /proc/loadavg} again. */
+    public static final long REFRESH_NANOS = 20_000;
+
+    private static final int O_RDONLY = 0;
+    private static final int O_CLOEXEC = 0x80000;
+    private static final int SC_NPROCESSORS_ONLN = 84;
+    private static final int BUFFER = 128;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    /** {@snippet lang=c : ssize_t pread(int fd, void *buf, size_t count, off_t offset); } */
+    private static final MethodHandle MH$pread = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("pread").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+
+    // the open /proc/loadavg (never closed: one fd for the process's life), -1 without it
+    private static final int FD;
+    private static final int CPUS;
+    // where a read lands; used by the one thread that holds READING
+    private static final MemorySegment BUF;
+    private static final AtomicBoolean READING = new AtomicBoolean();
+    private static volatile long readAt;
+    private static volatile boolean readOnce;
+    private static volatile boolean crowded;
+
+    static {
+        Arena arena = Arena.global();
+        BUF = arena.allocate(BUFFER);
+        int fd = -1;
+        int cpus = 0;
+        try {
+            MethodHandle open = LINKER.downcallHandle(LINKER.defaultLookup().find("open").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT));
+            MethodHandle sysconf = LINKER.downcallHandle(LINKER.defaultLookup().find("sysconf").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+            MemorySegment path = arena.allocateFrom("/proc/loadavg");
+            fd = (int) open.invokeExact(path.address(), O_RDONLY | O_CLOEXEC);
+            cpus = (int) (long) sysconf.invokeExact(SC_NPROCESSORS_ONLN);
+        } catch (Throwable t) {
+            fd = -1;
+        }
+        FD = cpus > 0 ? fd : -1;
+        CPUS = cpus;
+    }
+
+    private RunQueue() {
+    }
+
+    /**
+     * True when, as of at most {@link #REFRESH_NANOS} before {@code now}
+     * ({@link System#nanoTime()}), more threads were runnable than the machine has cores.
+     */
+    public static boolean crowded(long now) {
+        if (FD < 0) {
+            return false;
+        }
+        if (readOnce && now - readAt < REFRESH_NANOS) {
+            return crowded;
+        }
+        if (!READING.compareAndSet(false, true)) {
+            return crowded;
+        }
+        try {
+            int running = readRunning();
+            if (running >= 0) {
+                crowded = running > CPUS;
+            }
+            readAt = now;
+            readOnce = true;
+        } finally {
+            READING.set(false);
+        }
+        return crowded;
+    }
+
+    /** The runnable threads now, as {@code /proc/loadavg} tells ({@code "0.10 0.20 0.30 2/150 1234"}); -1 on failure. */
+    static int readRunning() {
+        long n;
+        try {
+            n = (long) MH$pread.invokeExact(FD, BUF.address(), (long) BUFFER, 0L);
+        } catch (Throwable t) {
+            return -1;
+        }
+        int spaces = 0;
+        int running = -1;
+        for (int i = 0; i < n; i++) {
+            byte b = BUF.get(ValueLayout.JAVA_BYTE, i);
+            if (spaces < 3) {
+                if (b == ' ') {
+                    spaces++;
+                }
+            } else if (b >= '0' && b <= '9') {
+                running = (running < 0 ? 0 : running * 10) + (b - '0');
+            } else {
+                break;
+            }
+        }
+        return running;
+    }
+
+    /** The online CPUs the answer is compared with (0 when unknown). */
+    public static int cpus() {
+        return CPUS;
+    }
+}
