@@ -5,7 +5,11 @@ source "$(dirname "$0")/env.sh"
 hadronio_setup
 cd "$HADRONIO_ROOT"
 echo "hadroNIO tests: JDK $JAVA_HOME, $(ucx_info -v | head -n1 | sed 's/# //')"
-./mvnw -B -ntp verify "$@"
+# install, not verify: the second pass below runs surefire alone on single modules (-pl), which
+# resolves the other modules' jars from the local repository; on a fresh machine nothing else
+# puts them there (verify alone made that pass fail with "Could not find artifact
+# io.hadronio:hadronio-ucx-binding")
+./mvnw -B -ntp install "$@"
 if [ "$#" -eq 0 ]; then
   # the other connection mode (the handshake before connect returns, on UCX from the first byte)
   # must not rot: the provider's tests once more in it, the integration tests that check each

@@ -47,6 +47,9 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
     int epollEvents;
     boolean epollSpin;
 
+    // counted in its selector's connection keys (HadronioSelector.connectionKeys); guarded by this
+    boolean countedAsConnection;
+
     HadronioSelectionKey(SelectableChannel channel, HadronioSelector selector, int platformFd, int interestOps) {
         this.channel = channel;
         this.selector = selector;
@@ -57,6 +60,10 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
     @Override
     public SelectableChannel channel() {
         return channel;
+    }
+
+    HadronioSelector selectorImpl() {
+        return selector;
     }
 
     @Override

@@ -177,13 +177,13 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             h.close();
             return;
         }
-        readySignal.run();
+        // a selector waiting for OP_ACCEPT is woken through its own fd: one that holds no
+        // connection does not sleep on the workers' event fds
+        readySignal.runAndWake();
         if (acceptSleeping) {
             // (a write(2) per connection otherwise: the selecting thread enqueues every plain one)
             wakeFd.signal();
         }
-        // a selector waiting for OP_ACCEPT may sleep on the workers' event fds
-        runtime.wakeAll();
     }
 
     @Override

@@ -39,4 +39,16 @@ final class ReadySignal implements Runnable {
             key.queueForSelection();
         }
     }
+
+    /**
+     * {@link #run()}, and wakes each key's selector if it sleeps: for a channel whose readiness
+     * changes without a UCX event (a listener's finished handshake), since a selector that
+     * holds no connection does not sleep on the workers (HadronioSelector.connectionKeys).
+     */
+    void runAndWake() {
+        for (HadronioSelectionKey key : keys) {
+            key.queueForSelection();
+            key.selectorImpl().interestChanged();
+        }
+    }
 }
