@@ -770,17 +770,39 @@ public final class Connection implements WorkerGroup.Readiness {
 
     /**
      * A reader is worth waking when its next message (or the end) may be there; a writer
-     * always (credits and freed slots are judged by {@link #isReady}, which may post sends).
-     * Under the group's lock, by the thread that progressed.
+     * when what it waits for may have come: a credit, when its bytes wait for one, else the
+     * completion of the send that holds its next slot (what {@link #isReady} judges, which
+     * may post sends). Looks only: request status, no release. Under the group's lock, by the
+     * thread that progressed. (Writers used to be woken by every event of their worker: with
+     * many threads blocked in writes on one worker, each message woke them all.)
      */
     @Override
     public boolean mayBeReady(int op) {
-        if (op != OP_READ || life.waitersMustLeave() || life.isInputShut() || rxLength >= 0
-                || life.peerFinCount() >= 0) {
+        if (life.waitersMustLeave()) {
+            return true;
+        }
+        if (op != OP_READ) {
+            return writeMayBeReady();
+        }
+        if (life.isInputShut() || rxLength >= 0 || life.peerFinCount() >= 0) {
             return true;
         }
         long head = rxRequests[rxHead];
         return head == NONE || worker.receiveStatus(head) != UcsStatus.INPROGRESS;
+    }
+
+    private boolean writeMayBeReady() {
+        if (life.peerLeft() || txRequests == null) {
+            return true;
+        }
+        if (txPending > 0) {
+            // a partly filled waiting message takes more bytes; a full one waits for a credit
+            return txPending < txSliceSize || credits() > 0
+                    || creditInRequest == NONE || worker.receiveStatus(creditInRequest) != UcsStatus.INPROGRESS;
+        }
+        // else a write takes bytes exactly when the next slot's send completed (see isReady)
+        long request = txRequests[(int) (txSent % txSliceCount)];
+        return request == NONE || worker.status(request) != UcsStatus.INPROGRESS;
     }
 
     /** Called under the group lock by {@link WorkerGroup#await}. */

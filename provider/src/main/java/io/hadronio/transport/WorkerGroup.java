@@ -371,7 +371,11 @@ public final class WorkerGroup implements AutoCloseable {
         @Override
         protected boolean wantsWake() {
             Readiness r = readiness;
-            return r == null || r.mayBeReady(op);
+            boolean wants = r == null || r.mayBeReady(op);
+            if (wants && op == Connection.OP_WRITE) {
+                WRITER_WAKES.increment();
+            }
+            return wants;
         }
 
         @Override
@@ -382,6 +386,11 @@ public final class WorkerGroup implements AutoCloseable {
             }
         }
     }
+
+    // threads blocked in a write that another thread's progress woke because it handled events (for
+    // tests: a writer is woken for its own connection's credits and completions, not for every event
+    // of the worker; the watch's hand-over and wakeAll are not counted)
+    static final java.util.concurrent.atomic.LongAdder WRITER_WAKES = new java.util.concurrent.atomic.LongAdder();
 
     // each blocked thread's entry among the waiters, made once (the wait path allocates nothing)
     private final ThreadLocal<BlockedThread> blockedThreads = ThreadLocal.withInitial(BlockedThread::new);
