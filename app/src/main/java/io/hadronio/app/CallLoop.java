@@ -80,16 +80,19 @@ public final class CallLoop {
         AtomicLong failures = new AtomicLong();
         long measuredFrom = System.nanoTime() + warmup.toNanos();
         long end = measuredFrom + duration.toNanos();
+        boolean anyMeasured = false;
         while (true) {
             if (!permits.tryAcquire(STUCK_SECONDS, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("no answer for " + STUCK_SECONDS + " s with " + inFlight + " in flight");
             }
             long started = System.nanoTime();
-            if (started - end >= 0) {
+            // (a window shorter than the warm-up's answers still measures one call)
+            if (started - end >= 0 && anyMeasured) {
                 permits.release();
                 break;
             }
             boolean measured = started - measuredFrom >= 0;
+            anyMeasured |= measured;
             Completion done = ok -> {
                 if (measured) {
                     samples.add(System.nanoTime() - started);
@@ -119,7 +122,8 @@ public final class CallLoop {
         long measuredFrom = System.nanoTime() + warmup.toNanos();
         long end = measuredFrom + duration.toNanos();
         long started;
-        while ((started = System.nanoTime()) - end < 0) {
+        // (a window shorter than one call still measures one)
+        while ((started = System.nanoTime()) - end < 0 || samples.isEmpty()) {
             boolean ok;
             try {
                 ok = call.call();
@@ -147,6 +151,10 @@ public final class CallLoop {
                 nanos = Arrays.copyOf(nanos, count * 2);
             }
             nanos[count++] = n;
+        }
+
+        synchronized boolean isEmpty() {
+            return count == 0;
         }
 
         synchronized Outcome outcome(int inFlight, long failures, double seconds) {
