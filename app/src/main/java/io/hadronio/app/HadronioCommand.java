@@ -4,6 +4,8 @@ import io.hadronio.app.blocking.BlockingCommand;
 import io.hadronio.app.blocking.NonBlockingCommand;
 import io.hadronio.app.evaluate.EvaluateCommand;
 import io.hadronio.app.grpc.GrpcCommand;
+import io.hadronio.app.jetty.JettyCommand;
+import io.hadronio.app.jgroups.JGroupsCommand;
 import io.hadronio.app.load.LoadCommand;
 import io.hadronio.app.netty.NettyCommand;
 import io.hadronio.app.ucx.UcxCommand;
@@ -23,7 +25,7 @@ import picocli.CommandLine.Spec;
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
         subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class,
-            GrpcCommand.class, LoadCommand.class, EvaluateCommand.class,
+            GrpcCommand.class, JettyCommand.class, JGroupsCommand.class, LoadCommand.class, EvaluateCommand.class,
             CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec

@@ -13,15 +13,15 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "grpc",
         mixinStandardHelpOptions = true,
-        description = "gRPC-java (Netty transport, NIO) demos: echo and a key-value store with a YCSB benchmark "
-                + "(DISABLE_HADRONIO=true: same code on the JDK's provider).",
-        subcommands = {GrpcEcho.class, KvsCommand.class})
+        description = "gRPC-java (Netty transport, NIO) demos: echo, a key-value store with a YCSB benchmark, "
+                + "and a unary-call benchmark (DISABLE_HADRONIO=true: same code on the JDK's provider).",
+        subcommands = {GrpcEcho.class, KvsCommand.class, GrpcBenchmark.class})
 public final class GrpcCommand implements Runnable {
     @Spec
     private CommandSpec spec;
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: echo or kvs");
+        throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: echo, kvs or benchmark");
     }
 }

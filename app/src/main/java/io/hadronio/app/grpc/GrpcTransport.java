@@ -7,12 +7,14 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.hadronio.HadronioProvider;
 import io.hadronio.app.netty.NettySupport;
+import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.Collection;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -44,6 +46,22 @@ public final class GrpcTransport implements AutoCloseable {
     public ManagedChannel channel(InetSocketAddress remote) {
         return NettyChannelBuilder.forAddress(remote)
                 .channelType(NioSocketChannel.class)
+                .eventLoopGroup(workers)
+                .usePlaintext()
+                .build();
+    }
+
+    /**
+     * As {@link #channel(InetSocketAddress)}, and every Netty channel (TCP connection) it makes
+     * is added to {@code made}, so that a benchmark can tell which path its connections took.
+     */
+    public ManagedChannel channel(InetSocketAddress remote, Collection<Channel> made) {
+        return NettyChannelBuilder.forAddress(remote)
+                .channelFactory(() -> {
+                    NioSocketChannel c = new NioSocketChannel();
+                    made.add(c);
+                    return c;
+                }, InetSocketAddress.class)
                 .eventLoopGroup(workers)
                 .usePlaintext()
                 .build();

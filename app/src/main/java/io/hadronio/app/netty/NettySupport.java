@@ -1,6 +1,5 @@
 package io.hadronio.app.netty;
 
-import io.hadronio.HadronioProvider;
 import io.hadronio.app.Transports;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
@@ -33,7 +32,7 @@ public final class NettySupport {
 
     /** "hadronio" when the JVM's provider is hadroNIO and UCX works, else "jdk". */
     public static String provider() {
-        return SelectorProvider.provider() instanceof HadronioProvider h && h.isAccelerated() ? "hadronio" : "jdk";
+        return Transports.provider();
     }
 
     /** The provider's class name, for the start-up line. */
@@ -95,7 +94,7 @@ public final class NettySupport {
     }
 
     /** The NIO channel under a Netty channel, or null. */
-    static SelectableChannel javaChannel(Channel channel) {
+    public static SelectableChannel javaChannel(Channel channel) {
         if (JAVA_CHANNEL == null || !(channel instanceof AbstractNioChannel nio)) {
             return null;
         }

@@ -1,0 +1,156 @@
+package io.hadronio.app.jetty;
+
+import io.hadronio.app.CallLoop;
+import io.hadronio.app.LoopOptions;
+import io.hadronio.app.ProviderSelection;
+import io.hadronio.app.Role;
+import io.hadronio.app.SocketAddressConverter;
+import io.hadronio.app.Transports;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.client.BufferingResponseListener;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Result;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.io.SocketChannelEndPoint;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Jetty;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code hadronio jetty benchmark}: HTTP/1.1 GET requests on keep-alive connections, each
+ * answered with {@code --size} bytes. The server (-s) is a Jetty 12 {@link Server} with one
+ * {@link ServerConnector} and a handler that writes the body; the client (-r) is Jetty's
+ * {@link HttpClient} with its defaults (a connection per outstanding request, up to 64). The
+ * client first keeps {@code --in-flight} requests outstanding through the asynchronous API
+ * ({@code send(listener)}), then sends one at a time through the blocking one
+ * ({@code send()}); every answer's status and length are checked. It prints a {@code RESULT}
+ * line per loop with the paths its connections took. The server answers until it is stopped.
+ */
+@Command(name = "benchmark", mixinStandardHelpOptions = true,
+        description = {"Jetty HTTP/1.1 requests/s with requests in flight (async API) and one at a time (blocking "
+                + "API), with latency; the server (-s) answers every GET with --size bytes.",
+            "DISABLE_HADRONIO=true: on the JDK's provider."})
+public final class JettyBenchmark implements Callable<Integer> {
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Role role;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-a", "--address"}, paramLabel = "HOST:PORT", converter = SocketAddressConverter.class,
+            defaultValue = "127.0.0.1:0", description = "Server: where to listen (default: ${DEFAULT-VALUE}).")
+    InetSocketAddress address;
+
+    @Option(names = {"-l", "--size"}, defaultValue = "64",
+            description = "Bytes of every response body (the client checks each answer's length) (default: ${DEFAULT-VALUE}).")
+    int size;
+
+    @Option(names = {"-i", "--in-flight"}, defaultValue = "16",
+            description = "Client: requests outstanding in the concurrent loop (default: ${DEFAULT-VALUE}).")
+    int inFlight;
+
+    @Mixin
+    LoopOptions loops;
+
+    @Override
+    public Integer call() throws Exception {
+        if (size < 0 || inFlight < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--in-flight must be >= 1, --size >= 0");
+        }
+        loops.validate(spec.commandLine());
+        ProviderSelection.apply();
+        return role.server ? serve() : client();
+    }
+
+    private int serve() throws Exception {
+        byte[] bytes = new byte[size];
+        Arrays.fill(bytes, (byte) 'j');
+        ByteBuffer body = ByteBuffer.wrap(bytes).asReadOnlyBuffer();
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost(address.getHostString());
+        connector.setPort(address.getPort());
+        server.addConnector(connector);
+        server.setHandler(new Handler.Abstract() {
+            @Override
+            public boolean handle(Request request, Response response, Callback callback) {
+                response.setStatus(200);
+                response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
+                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, size);
+                response.write(true, body.slice(), callback);
+                return true;
+            }
+        });
+        server.start();
+        System.out.println("listening on " + address.getHostString() + ":" + connector.getLocalPort() + " (Jetty "
+                + Jetty.VERSION + ", provider " + java.nio.channels.spi.SelectorProvider.provider().getClass().getName() + ")");
+        System.out.flush();
+        server.join();
+        return 0;
+    }
+
+    private int client() throws Exception {
+        Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
+        HttpClient client = new HttpClient();
+        // Connection.Listener beans of the client are added to each connection it opens
+        client.addBean(new Connection.Listener() {
+            @Override
+            public void onOpened(Connection connection) {
+                if (connection.getEndPoint() instanceof SocketChannelEndPoint e) {
+                    connections.add(e.getChannel());
+                }
+            }
+        });
+        client.start();
+        String uri = "http://" + role.remote.getHostString() + ":" + role.remote.getPort() + "/";
+        long failures = 0;
+        try {
+            System.out.println("Jetty " + Jetty.VERSION + " HttpClient, GET " + uri + " (" + Transports.provider() + ")");
+            for (LoopOptions.Mode mode : loops.modes()) {
+                CallLoop.Outcome outcome = switch (mode) {
+                    case concurrent -> CallLoop.concurrent(done -> client.newRequest(uri).timeout(30, TimeUnit.SECONDS)
+                            .send(new BufferingResponseListener() {
+                                @Override
+                                public void onComplete(Result result) {
+                                    done.complete(!result.isFailed() && result.getResponse().getStatus() == 200
+                                            && getContent().length == size);
+                                }
+                            }), inFlight, loops.warmup(), loops.duration());
+                    case sequential -> CallLoop.sequential(() -> {
+                        ContentResponse r = client.newRequest(uri).timeout(30, TimeUnit.SECONDS).send();
+                        return r.getStatus() == 200 && r.getContent().length == size;
+                    }, loops.warmup(), loops.duration());
+                };
+                failures += outcome.failures();
+                System.out.println(mode + ": " + outcome.describe());
+                System.out.println("RESULT app=jetty mode=" + mode + " provider=" + Transports.provider() + " size=" + size
+                        + " " + outcome.resultFields() + " transport=" + Transports.summary(connections.stream()
+                        .filter(SocketChannel::isOpen).map(Transports::path).toList()));
+                System.out.flush();
+            }
+        } finally {
+            client.stop();
+        }
+        return failures == 0 ? 0 : 1;
+    }
+}
