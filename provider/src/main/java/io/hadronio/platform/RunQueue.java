@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class RunQueue {
     /** How old an answer may be before a waiter reads {@code /proc/loadavg} again. */
-    public static final long REFRESH_NANOS = 20_000;
+    public static final long REFRESH_NANOS = 50_000;
 
     private static final int O_RDONLY = 0;
     private static final int O_CLOEXEC = 0x80000;
