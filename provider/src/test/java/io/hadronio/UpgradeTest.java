@@ -464,13 +464,137 @@ class UpgradeTest {
             // now the client writes: the server's reader wakes, and the connection may convert
             long[] clientSent = pour(client, 22, null, () -> transport(client).startsWith("ucx:")
                     || System.nanoTime() > until);
-            assertTrue(transport(client).startsWith("ucx:"), "moved to UCX: " + transport(client));
+            assertTrue(transport(client).startsWith("ucx:"), "moved to UCX: " + transport(client) + "; TMPDIAG client "
+                    + lifecycleOf(client) + ", server " + lifecycleOf(accepted));
             client.shutdownOutput();
             stop.set(true);
             long[] serverSent = serverWriter.get(30, TimeUnit.SECONDS);
             assertArrayEquals(clientSent, serverReader.get(30, TimeUnit.SECONDS), "client to server: bytes, CRC");
             assertArrayEquals(serverSent, clientReader.get(30, TimeUnit.SECONDS), "server to client: bytes, CRC");
         }
+    }
+
+    /**
+     * The CI hang (docs/RELIABILITY.md, "A blocking 64 KiB round trip that stopped"): one side's
+     * output on UCX while its input is still raw, and a message above UCX's eager limit. Such a
+     * message is a UCX rendezvous, which the receiver cannot complete until the sender's worker
+     * progresses again; the sender's blocking reader waits on the kernel socket, where it
+     * progresses nothing, and the peer's output moves only at its next write, which waits for
+     * that message. Here the state is made on purpose: the client's UCX half becomes ready
+     * while its writer is inside a long raw write, so its output stays raw while the server's
+     * (idle) moves at once. Then the server writes 64 KiB and waits for the answer on its raw
+     * input. Two providers, as two JVMs: with one, the client's progress would be the server's
+     * too, and would send the message for it.
+     */
+    @Test
+    void shouldAnswerALargeMessageSentFromUcxToARawInput() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        // the upgrade begins at the client's second write, however soon it comes
+        p.setProperty("hadronio.upgrade.delay", "1");
+        HadronioProvider serverSide = new HadronioProvider(HadronioConfig.from(p));
+        HadronioProvider clientSide = new HadronioProvider(HadronioConfig.from(p));
+        try (ServerSocketChannel server = serverSide.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0));
+             SocketChannel client = clientSide.openSocketChannel()) {
+            client.connect(server.getLocalAddress());
+            try (SocketChannel accepted = server.accept()) {
+                client.write(ByteBuffer.wrap(new byte[] {1}));
+                ByteBuffer first = ByteBuffer.allocate(1);
+                while (first.hasRemaining()) {
+                    accepted.read(first);
+                }
+                // the second write starts the upgrade and stays inside until the server reads
+                byte[] bulk = new byte[64 << 20];
+                new Random(31).nextBytes(bulk);
+                CompletableFuture<Void> bulkWrite = CompletableFuture.runAsync(() -> {
+                    try {
+                        ByteBuffer b = ByteBuffer.wrap(bulk);
+                        while (b.hasRemaining()) {
+                            client.write(b);
+                        }
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                io.hadronio.transport.ConnectionLifecycle clientLife = lifecycleOf(client);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!(clientLife.connection() != null && !clientLife.inputRaw()) && System.nanoTime() < until) {
+                    Thread.sleep(1);
+                }
+                assertTrue(clientLife.connection() != null && !clientLife.inputRaw(),
+                        "the server's idle output moved to UCX: " + clientLife);
+                assertTrue(clientLife.outputRaw(), "the client's busy output stays raw: " + clientLife);
+                ByteBuffer in = ByteBuffer.allocate(bulk.length);
+                while (in.hasRemaining()) {
+                    assertTrue(accepted.read(in) >= 0);
+                }
+                assertArrayEquals(bulk, in.array(), "the raw bytes before the switch");
+                bulkWrite.get(30, TimeUnit.SECONDS);
+                assertTrue(clientLife.outputRaw(), "the client's output moves only at its next write: " + clientLife);
+
+                // the hang's round trip: the server (output on UCX, input raw) writes first
+                CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
+                    try {
+                        ByteBuffer b = ByteBuffer.allocateDirect(65536);
+                        for (int i = 0; i < 20; i++) {
+                            b.clear();
+                            while (b.hasRemaining()) {
+                                if (client.read(b) < 0) {
+                                    throw new java.io.EOFException("round " + i);
+                                }
+                            }
+                            b.flip();
+                            while (b.hasRemaining()) {
+                                client.write(b);
+                            }
+                        }
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                ByteBuffer out = ByteBuffer.allocateDirect(65536);
+                ByteBuffer back = ByteBuffer.allocateDirect(65536);
+                for (int i = 0; i < 20; i++) {
+                    out.clear();
+                    while (out.hasRemaining()) {
+                        out.put((byte) (i + out.position()));
+                    }
+                    out.flip();
+                    while (out.hasRemaining()) {
+                        accepted.write(out);
+                    }
+                    back.clear();
+                    CompletableFuture<Integer> answer = CompletableFuture.supplyAsync(() -> {
+                        try {
+                            while (back.hasRemaining()) {
+                                if (accepted.read(back) < 0) {
+                                    return back.position();
+                                }
+                            }
+                            return back.position();
+                        } catch (IOException e) {
+                            throw new RuntimeException(e);
+                        }
+                    }, THREADS);
+                    try {
+                        assertEquals(65536, answer.get(30, TimeUnit.SECONDS), "round " + i);
+                    } catch (java.util.concurrent.TimeoutException e) {
+                        throw new AssertionError("round " + i + ": no answer to a 64 KiB message; client "
+                                + clientLife + ", server " + lifecycleOf(accepted), e);
+                    }
+                    assertEquals(out.flip(), back.flip(), "round " + i);
+                }
+                echo.get(30, TimeUnit.SECONDS);
+                assertTrue(transport(client).startsWith("ucx:"), "both directions moved: " + transport(client));
+                assertTrue(transport(accepted).startsWith("ucx:"), "both directions moved: " + transport(accepted));
+            }
+        }
+    }
+
+    static io.hadronio.transport.ConnectionLifecycle lifecycleOf(SocketChannel c) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
+        f.setAccessible(true);
+        return (io.hadronio.transport.ConnectionLifecycle) f.get(c);
     }
 
     /** Reads until end-of-stream: {bytes, CRC}. */

@@ -110,7 +110,7 @@ public final class Connection implements WorkerGroup.Readiness {
     private long[] txRequests;
     private long txSent;          // DATA messages posted
     private int txPending;        // bytes in slot (txSent % count) waiting for a credit, not yet posted
-    private boolean pendingWatched; // the control loop is flushing this connection
+    private boolean pendingWatched; // the control loop is flushing this connection (see watchSends)
     private long heldBack;        // small writes that waited for a credit (see heldBackWrites)
     // with this many credits or fewer, small writes are coalesced instead of sent one by one: the
     // receiver is behind, and one message per write would only make it fall further back. One, the
@@ -525,14 +525,14 @@ public final class Connection implements WorkerGroup.Readiness {
                     }
                     txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
                     txSent++;
+                    if (request != UcxWorker.COMPLETED) {
+                        watchSends();
+                    }
                 } else {
                     // the peer has no free slice: the bytes wait here and go out with the next credit
                     txPending = filled;
                     heldBack++;
-                    if (!pendingWatched) {
-                        pendingWatched = true;
-                        control.flushWhenCredited(this);
-                    }
+                    watchSends();
                 }
             }
             return total;
@@ -569,6 +569,47 @@ public final class Connection implements WorkerGroup.Readiness {
         txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
         txSent++;
         txPending = 0;
+        if (request != UcxWorker.COMPLETED) {
+            watchSends();
+        }
+    }
+
+    /**
+     * Hands this connection to the control loop, unless it has it already: the loop
+     * progresses our worker every millisecond until nothing that writes accepted is left to
+     * send ({@link #flushFromControl}). A blocking write returns once it accepted the bytes,
+     * and the application may not call in again, so two kinds of bytes need it: bytes that
+     * wait here for a credit, and a message UCX did not finish inside the send call. Above
+     * UCX's eager limit (about 8 KiB on shared memory with UCX 1.13) a message is a
+     * rendezvous, and the peer cannot receive it until our worker progresses again (measured
+     * between two workers: 8,193 bytes arrived without it, 8,300 never did, with either
+     * rendezvous scheme). In a blocking ping-pong on an upgrading connection whose output
+     * had moved to UCX and whose input had not, the reader waited on the kernel socket, where
+     * nothing progresses the worker: the peer waited for our 64 KiB message and we for its
+     * answer, for ever (docs/RELIABILITY.md). Under the lock.
+     */
+    private void watchSends() {
+        if (!pendingWatched) {
+            pendingWatched = true;
+            control.flushUntilSent(this);
+        }
+    }
+
+    /**
+     * A posted DATA send has not completed (under the lock). It only looks: the writer that
+     * next uses the slot releases the request and sees how it ended.
+     */
+    private boolean sendsInFlight() {
+        final long[] requests = txRequests;
+        if (requests == null) {
+            return false;
+        }
+        for (long request : requests) {
+            if (request != NONE && worker.status(request) == UcsStatus.INPROGRESS) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Sends a waiting message if a credit has come in. Needs the lock. */
@@ -583,8 +624,8 @@ public final class Connection implements WorkerGroup.Readiness {
 
     /**
      * For the control loop: progress, and send the waiting message once a credit came,
-     * so that bytes a blocking write accepted leave even if the application writes
-     * nothing more. Returns true while bytes still wait.
+     * so that bytes a blocking write accepted leave even if the application calls in no
+     * more ({@link #watchSends}). Returns true while bytes still wait or a send is in flight.
      */
     boolean flushFromControl() {
         lock.lock();
@@ -595,7 +636,7 @@ public final class Connection implements WorkerGroup.Readiness {
             }
             group.progressLocked();
             flushPending();
-            return txPending > 0;
+            return txPending > 0 || sendsInFlight();
         } catch (UcxException | RuntimeException e) {
             return false;
         } finally {
@@ -604,14 +645,14 @@ public final class Connection implements WorkerGroup.Readiness {
     }
 
     /**
-     * The control loop stops watching: true unless bytes are held back again (then it
-     * keeps watching). Under the lock, so a writer either sees the watch still on or
-     * asks for a new one.
+     * The control loop stops watching: true unless bytes are held back or a send is in
+     * flight again (then it keeps watching). Under the lock, so a writer either sees the
+     * watch still on or asks for a new one.
      */
     boolean endFlushWatch() {
         lock.lock();
         try {
-            if (txPending > 0 && life.state() < ConnectionLifecycle.CLOSING && worker.isOpen()) {
+            if (life.state() < ConnectionLifecycle.CLOSING && worker.isOpen() && (txPending > 0 || sendsInFlight())) {
                 return false;
             }
             pendingWatched = false;

@@ -48,9 +48,9 @@ public final class ControlLoop implements Runnable {
     private final Set<ConnectionLifecycle> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     // handshakes that ended accelerated since start, both directions (a diagnostic, see counts())
     private long accelerated;
-    // connections whose accepted bytes wait for a credit
+    // connections whose accepted bytes wait for a credit or for our worker's progress (Connection.watchSends)
     private final java.util.Map<Connection, Long> flushing = new java.util.IdentityHashMap<>();
-    // connections that started holding bytes back, handed over by writers without a task
+    // connections that started holding bytes back or sending a rendezvous, handed over by writers without a task
     private final Queue<Connection> flushRequests = new ConcurrentLinkedQueue<>();
     // true while the loop sleeps with no timeout: only then does a flush request wake it
     private volatile boolean sleepingUntilWoken;
@@ -211,11 +211,12 @@ public final class ControlLoop implements Runnable {
     }
 
     /**
-     * Keeps sending a connection's bytes that wait for credits (every millisecond) until
-     * none wait: a blocking write returned once it accepted them, and they must leave
-     * even if the application never calls in again.
+     * Progresses a connection's worker and sends its bytes that wait for credits (every
+     * millisecond) until none wait and no send is in flight: a blocking write returned once it
+     * accepted them, and they must leave even if the application never calls in again (a UCX
+     * rendezvous leaves only while its sender progresses: Connection.watchSends).
      */
-    void flushWhenCredited(Connection connection) {
+    void flushUntilSent(Connection connection) {
         flushRequests.add(connection);
         // the loop ticks every millisecond while it flushes anything; only an open-ended
         // sleep needs a wake-up (an eventfd write per held-back burst cost streaming writers

@@ -1,0 +1,123 @@
+package io.hadronio;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Bytes a write accepted reach the peer although the writer never calls in again, as with
+ * the kernel's TCP. On UCX a message above the eager limit (about 8 KiB on shared memory:
+ * 8,193 bytes arrive at once, 8,300 do not) is a rendezvous, which the receiver cannot
+ * complete until the sender's worker progresses; the control loop does that when no
+ * application thread does. Without it the message stayed with
+ * the sender for good, which is how a blocking 64 KiB ping-pong across an upgrade hung
+ * (docs/RELIABILITY.md; {@code UpgradeTest.shouldAnswerALargeMessageSentFromUcxToARawInput}).
+ * The two ends have a provider each, as two JVMs would: with one provider the reader's
+ * progress is the writer's too and hides the question.
+ */
+@Timeout(120)
+class QuietWriterTest {
+    static final ExecutorService THREADS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r);
+        t.setDaemon(true);
+        return t;
+    });
+
+    @AfterAll
+    static void stop() {
+        THREADS.shutdownNow();
+    }
+
+    static SelectorProvider provider(String mode) {
+        if (mode.equals("jdk")) {
+            return ContractSupport.HADRONIO.platform();
+        }
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", Boolean.toString(mode.equals("upgrade")));
+        p.setProperty("hadronio.upgrade.delay", "0");
+        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
+        assertTrue(provider.isAccelerated());
+        return provider;
+    }
+
+    @ParameterizedTest
+    @CsvSource({"eager, 8300", "eager, 65536", "eager, 300000", "upgrade, 65536", "upgrade, 300000", "jdk, 65536"})
+    void shouldDeliverWhatAWriterLeftBehind(String mode, int size) throws Exception {
+        // new providers for each case: a message left behind by a failed case must not hold up the next
+        SelectorProvider serverSide = provider(mode);
+        SelectorProvider clientSide = provider(mode);
+        try (ServerSocketChannel server = serverSide.openServerSocketChannel()
+                .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+             SocketChannel client = clientSide.openSocketChannel()) {
+            client.connect(server.getLocalAddress());
+            try (SocketChannel accepted = server.accept()) {
+                // small round trips first: an upgrading connection moves both ways meanwhile
+                ByteBuffer small = ByteBuffer.allocate(8);
+                for (int i = 0; i < 2_000; i++) {
+                    small.clear();
+                    while (small.hasRemaining()) {
+                        client.write(small);
+                    }
+                    small.clear();
+                    while (small.hasRemaining()) {
+                        accepted.read(small);
+                    }
+                    small.flip();
+                    while (small.hasRemaining()) {
+                        accepted.write(small);
+                    }
+                    small.clear();
+                    while (small.hasRemaining()) {
+                        client.read(small);
+                    }
+                }
+                if (!mode.equals("jdk")) {
+                    assertTrue(client.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:"),
+                            client.getOption(HadronioSocketOptions.TRANSPORT));
+                }
+                byte[] data = new byte[size];
+                new Random(size).nextBytes(data);
+                ByteBuffer out = ByteBuffer.wrap(data);
+                while (out.hasRemaining()) {
+                    client.write(out);
+                }
+                // the client's thread calls in no more; the server reads
+                ByteBuffer in = ByteBuffer.allocate(size);
+                CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> {
+                    try {
+                        while (in.hasRemaining()) {
+                            if (accepted.read(in) < 0) {
+                                throw new java.io.EOFException("after " + in.position() + " bytes");
+                            }
+                        }
+                    } catch (java.io.IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                try {
+                    reader.get(30, TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    throw new AssertionError(in.position() + " of " + size + " bytes arrived while their writer was quiet", e);
+                }
+                assertEquals(ByteBuffer.wrap(data), in.flip());
+            }
+        }
+    }
+}
