@@ -944,9 +944,10 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     if (!life.inputRaw()) {
                         return INPUT_SWITCHED;
                     }
-                    if (life.isReset()) {
+                    if (life.isReset() && !life.rawInputOutlivesReset()) {
                         // the upgrade broke (the peer never took our switch): the connection is gone
-                        // both ways, whatever the kernel socket still holds
+                        // both ways, whatever the kernel socket still holds - unless only our output
+                        // broke and the peer's raw stream is whole (ConnectionLifecycle.resetOutput)
                         throw life.resetException();
                     }
                     if (life.isInputShut()) {

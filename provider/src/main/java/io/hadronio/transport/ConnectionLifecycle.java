@@ -656,6 +656,27 @@ public final class ConnectionLifecycle {
     }
 
     /** The connection broke: readers and writers see an IOException from now on. */
+    /**
+     * Our output switched, but the peer can no longer learn where (its upgrade session ended
+     * first, as when it wrote and closed at once): a reset for everything we write. A raw input
+     * whose peer never announced a switch still reads to the kernel's end-of-stream, since its
+     * bytes are the peer's whole stream ({@link #rawInputOutlivesReset}); resetting it too lost
+     * the last bytes of a peer that wrote and closed while our idle output moved
+     * (OrderlyCloseTest, about one run in five).
+     */
+    void resetOutput(String reason) {
+        rawInputSurvivesReset = true;
+        reset(reason);
+    }
+
+    // set by resetOutput: the reset leaves a raw input whose peer never switched readable
+    private volatile boolean rawInputSurvivesReset;
+
+    /** A reset that leaves the raw input readable to its end ({@link #resetOutput}). */
+    public boolean rawInputOutlivesReset() {
+        return rawInputSurvivesReset && !rawLimitKnown();
+    }
+
     void reset(String reason) {
         synchronized (this) {
             if (resetReason == null) {

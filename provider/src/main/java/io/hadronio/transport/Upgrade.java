@@ -292,7 +292,7 @@ public final class Upgrade implements UpgradeSession.Handler {
             if (session != null && !ended) {
                 session.send(SWITCH, longBytes(n));
             } else {
-                life.reset("upgrade session gone before our switch");
+                life.resetOutput("upgrade session gone before our switch");
             }
         });
     }
