@@ -26,11 +26,12 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the kernel's TCP. On UCX a message above the eager limit (about 8 KiB on shared memory:
  * 8,193 bytes arrive at once, 8,300 do not) is a rendezvous, which the receiver cannot
  * complete until the sender's worker progresses; the control loop does that when no
- * application thread does. Without it the message stayed with
- * the sender for good, which is how a blocking 64 KiB ping-pong across an upgrade hung
+ * application thread does. Without it the message stayed with the sender until the writer
+ * called in again, which is how a blocking 64 KiB ping-pong across an upgrade hung
  * (docs/RELIABILITY.md; {@code UpgradeTest.shouldAnswerALargeMessageSentFromUcxToARawInput}).
  * The two ends have a provider each, as two JVMs would: with one provider the reader's
- * progress is the writer's too and hides the question.
+ * progress is the writer's too and hides the question. The JDK's provider runs the same case
+ * (the contract, not our implementation).
  */
 @Timeout(120)
 class QuietWriterTest {
@@ -114,7 +115,8 @@ class QuietWriterTest {
                 try {
                     reader.get(30, TimeUnit.SECONDS);
                 } catch (TimeoutException e) {
-                    throw new AssertionError(in.position() + " of " + size + " bytes arrived while their writer was quiet", e);
+                    throw new AssertionError(in.position() + " of " + size
+                            + " bytes arrived while their writer was quiet", e);
                 }
                 assertEquals(ByteBuffer.wrap(data), in.flip());
             }

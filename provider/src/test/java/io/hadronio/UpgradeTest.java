@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -464,8 +465,7 @@ class UpgradeTest {
             // now the client writes: the server's reader wakes, and the connection may convert
             long[] clientSent = pour(client, 22, null, () -> transport(client).startsWith("ucx:")
                     || System.nanoTime() > until);
-            assertTrue(transport(client).startsWith("ucx:"), "moved to UCX: " + transport(client) + "; TMPDIAG client "
-                    + lifecycleOf(client) + ", server " + lifecycleOf(accepted));
+            assertTrue(transport(client).startsWith("ucx:"), "moved to UCX: " + transport(client));
             client.shutdownOutput();
             stop.set(true);
             long[] serverSent = serverWriter.get(30, TimeUnit.SECONDS);
@@ -475,16 +475,16 @@ class UpgradeTest {
     }
 
     /**
-     * The CI hang (docs/RELIABILITY.md, "A blocking 64 KiB round trip that stopped"): one side's
+     * The CI hang (docs/RELIABILITY.md, "a blocking 64 KiB round trip that stopped"): one side's
      * output on UCX while its input is still raw, and a message above UCX's eager limit. Such a
      * message is a UCX rendezvous, which the receiver cannot complete until the sender's worker
      * progresses again; the sender's blocking reader waits on the kernel socket, where it
      * progresses nothing, and the peer's output moves only at its next write, which waits for
-     * that message. Here the state is made on purpose: the client's UCX half becomes ready
-     * while its writer is inside a long raw write, so its output stays raw while the server's
-     * (idle) moves at once. Then the server writes 64 KiB and waits for the answer on its raw
-     * input. Two providers, as two JVMs: with one, the client's progress would be the server's
-     * too, and would send the message for it.
+     * that message. Here the state is made on purpose, by cause and effect rather than timing:
+     * the client's UCX half becomes ready while its writer is inside a long raw write, so its
+     * output stays raw while the server's (idle) moves at once. Then the server writes 64 KiB
+     * and waits for the answer on its raw input. Two providers, as two JVMs: with one, the
+     * client's progress would be the server's too, and would send the message for it.
      */
     @Test
     void shouldAnswerALargeMessageSentFromUcxToARawInput() throws Exception {
@@ -503,7 +503,25 @@ class UpgradeTest {
                 while (first.hasRemaining()) {
                     accepted.read(first);
                 }
-                // the second write starts the upgrade and stays inside until the server reads
+                // a server thread asleep in the kernel's read(2) holds the server's conversion, and so
+                // both UCX halves, back until that read returns, which takes the client's raw bytes:
+                // the client's writer is inside its raw write by then, past its own switch point check
+                ByteBuffer second = ByteBuffer.allocate(1);
+                AtomicReference<Thread> sleeper = new AtomicReference<>();
+                CompletableFuture<Integer> asleep = CompletableFuture.supplyAsync(() -> {
+                    sleeper.set(Thread.currentThread());
+                    try {
+                        return accepted.read(second);
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!inKernelRead(sleeper.get()) && System.nanoTime() < until) {
+                    Thread.sleep(1);
+                }
+                assertTrue(inKernelRead(sleeper.get()), "a server read asleep in the kernel");
+                // the second write starts the upgrade and stays inside until the server reads on
                 byte[] bulk = new byte[64 << 20];
                 new Random(31).nextBytes(bulk);
                 CompletableFuture<Void> bulkWrite = CompletableFuture.runAsync(() -> {
@@ -516,15 +534,16 @@ class UpgradeTest {
                         throw new RuntimeException(e);
                     }
                 }, THREADS);
+                assertEquals(1, asleep.get(30, TimeUnit.SECONDS));
                 io.hadronio.transport.ConnectionLifecycle clientLife = lifecycleOf(client);
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (!(clientLife.connection() != null && !clientLife.inputRaw()) && System.nanoTime() < until) {
                     Thread.sleep(1);
                 }
                 assertTrue(clientLife.connection() != null && !clientLife.inputRaw(),
                         "the server's idle output moved to UCX: " + clientLife);
                 assertTrue(clientLife.outputRaw(), "the client's busy output stays raw: " + clientLife);
-                ByteBuffer in = ByteBuffer.allocate(bulk.length);
+                ByteBuffer in = ByteBuffer.allocate(bulk.length).put(second.flip());
                 while (in.hasRemaining()) {
                     assertTrue(accepted.read(in) >= 0);
                 }
@@ -589,6 +608,19 @@ class UpgradeTest {
                 assertTrue(transport(accepted).startsWith("ucx:"), "both directions moved: " + transport(accepted));
             }
         }
+    }
+
+    /** The thread sleeps in the kernel socket's own blocking read, as a plain connection's reader does. */
+    static boolean inKernelRead(Thread t) {
+        if (t == null) {
+            return false;
+        }
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getClassName().equals("sun.nio.ch.SocketDispatcher") && e.getMethodName().startsWith("read")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static io.hadronio.transport.ConnectionLifecycle lifecycleOf(SocketChannel c) throws ReflectiveOperationException {
