@@ -142,6 +142,11 @@ public final class WorkerGroup implements AutoCloseable {
         this.worker = context.newWorker(ThreadMode.SERIALIZED, name);
         this.spinNanos = spinNanos;
         this.spinYields = spinYields;
+        if (spinYields) {
+            // opens /proc/loadavg now, with the runtime, not at the first crowded spin: an fd that
+            // appears in the middle of an application's life looks like a leak (ConnectionChurnTest)
+            RunQueue.cpus();
+        }
         this.address = worker.address();
         worker.completionListener(this::completed);
     }
