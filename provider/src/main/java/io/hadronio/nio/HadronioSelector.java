@@ -356,7 +356,7 @@ public final class HadronioSelector extends AbstractSelector {
                 processDeregisterQueue();
                 if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0
                         && !(spinYields && WorkerGroup.spunTooLongForACrowd(now - spinStart, now))) {
-                    Thread.onSpinWait();
+                    WorkerGroup.pause(spinYields, now - spinStart);
                     continue;
                 }
                 int cap = maxSleepMillis;

@@ -324,7 +324,7 @@ public final class WorkerGroup implements AutoCloseable {
             }
             if (spinUntil == Long.MAX_VALUE
                     || now - spinUntil < 0 && !(spinYields && spunTooLongForACrowd(now - start, now))) {
-                Thread.onSpinWait();
+                pause(spinYields, now - start);
                 continue;
             }
             if (sleep(waiter, op, deadline, now)) {
@@ -343,12 +343,33 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     /**
-     * How long an adaptive waiter spins before it asks {@link RunQueue}. Short: a thread that
-     * spins on a core its own process needs costs at once - Jetty's server hands the selector to
-     * a reserved thread while the previous selecting thread serves the request on the same core,
-     * and every microsecond the new selector spins is taken from that request (sequential
-     * requests at 0.88x the JDK's with 10 us, 0.94x with 2 us, 1.04x without spinning;
-     * docs/benchmarks/apps.md). A blocking ping-pong's answer (~1 us) comes sooner.
+     * One turn of an adaptive waiter's spin. For its first {@link #SPIN_BEFORE_CROWD_CHECK_NANOS}
+     * a CPU pause; after that (with {@code hadronio.polling.yield}) a {@link Thread#yield()},
+     * which hands the core to any thread waiting for this very core and returns at once when
+     * none is. {@link RunQueue} sees the whole machine; this sees the core, which is what a
+     * process pinned to fewer cores than it has busy threads needs: JGroups' receiver handing a
+     * request to a pool thread on the same core, or Jetty's selector handing its request over,
+     * waited for the spinning thread's whole time slice (milliseconds with EEVDF, which lets a
+     * running task finish its slice before a woken one) - sequential JGroups RPCs at 0.48x the
+     * JDK's spinning, 0.94x yielding; Jetty's sequential requests 0.74x and 1.58x
+     * (docs/benchmarks/apps.md). A yield costs a system call (~0.3 us here) when nobody waits,
+     * and a ping-pong's answer usually comes before the first one.
+     */
+    public static void pause(boolean yields, long spun) {
+        if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
+            Thread.yield();
+        } else {
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * How long an adaptive waiter spins before it asks {@link RunQueue} and starts yielding.
+     * Short: a thread that spins on a core its own process needs costs at once - Jetty's server
+     * hands the selector to a reserved thread while the previous selecting thread serves the
+     * request on the same core, and every microsecond the new selector spins is taken from that
+     * request (sequential requests at 0.88x the JDK's with 10 us, 0.94x with 2 us, 1.04x without
+     * spinning; docs/benchmarks/apps.md). A blocking ping-pong's answer (~1 us) comes sooner.
      */
     public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 2_000;
 
