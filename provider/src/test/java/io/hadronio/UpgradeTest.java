@@ -13,6 +13,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
+import java.time.Duration;
 import java.util.Iterator;
 import java.util.Properties;
 import java.util.Random;
@@ -210,9 +211,31 @@ class UpgradeTest {
         }
         try (client) {
             CompletableFuture<Long> echo = blockingEcho(accepted, 4096);
+            // the move runs in the background: a 4 MiB stream may end (in some 30 ms) before it
+            // has, so small round trips go on until it did (or the deadline says it never will)
+            pingPongUntilUcx(client, Duration.ofSeconds(10));
             streamAndCheck(client, 4L << 20, 11);
             assertTrue(transport(client).startsWith("ucx:"), transport(client));
             echo.get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** 8-byte round trips through an echo until the connection reports a UCX transport; fails after {@code limit}. */
+    static void pingPongUntilUcx(SocketChannel client, Duration limit) throws IOException {
+        ByteBuffer out = ByteBuffer.allocate(8);
+        ByteBuffer in = ByteBuffer.allocate(8);
+        long deadline = System.nanoTime() + limit.toNanos();
+        for (long i = 0; !transport(client).startsWith("ucx:"); i++) {
+            assertTrue(System.nanoTime() - deadline < 0, "still on " + transport(client) + " after " + limit);
+            out.clear().putLong(0, i);
+            while (out.hasRemaining()) {
+                client.write(out);
+            }
+            in.clear();
+            while (in.hasRemaining()) {
+                assertTrue(client.read(in) >= 0);
+            }
+            assertEquals(i, in.getLong(0));
         }
     }
 
