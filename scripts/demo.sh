@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # hadroNIO demo: builds the project, then measures on 127.0.0.1, side by side and interleaved,
 # two processes pinned to one core each, and prints one table per section:
-#   evaluate  (the default) "hadronio evaluate --profile quick" (issue 11): the JDK's provider, hadroNIO and
+#   evaluate  (default) "hadronio evaluate --profile quick" (issue 11): the JDK's provider, hadroNIO and
 #             the UCX binding in blocking, non-blocking (Selector) and Netty mode, throughput and latency
 #             from 4 B to 1 MiB; results, figures and a report in $LOG_DIR/evaluation; prints its summary
+#             and the points where hadroNIO is behind the JDK ("never slower")
+#   connections  (default) connection set-up rate, JDK against hadroNIO, 1 and 8 clients
+#             (scripts/bench-connections.sh, RUNS interleaved rounds)
 #   ucx       the UCX binding ("hadronio ucx benchmark") against UCX's own ucx_perftest
 #   blocking  blocking NIO ("hadronio blocking benchmark") on hadroNIO and on the JDK's provider:
 #             8 B round trip (p50, average), 64 KiB streaming (MB/s), 8-byte writes per second
@@ -19,7 +22,9 @@
 #
 # Environment:
 #   RUNS        interleaved rounds per measurement (default 3; the tables show medians)
-#   SECTIONS    which comparisons to run (default "evaluate"; also ucx blocking netty; run_section_<name>/print_section_<name>)
+#   SECTIONS    which comparisons to run (default "evaluate connections"; also ucx blocking netty; run_section_<name>/print_section_<name>)
+#   CONNECTION_CLIENTS / CONNECTION_WARMUP / CONNECTION_DURATION   connections section: client threads
+#               (default "1 8"), warm-up and measured seconds per run (default 2 / 2)
 #   PROFILE     evaluate section: smoke, quick (default) or full
 #   EVALUATE_OPTS  more options for "hadronio evaluate" (e.g. --load, --modes blocking,netty)
 #   SIZES       ucx section: message sizes in bytes (default "8 1024 65536 1048576")
@@ -38,7 +43,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 RUNS="${RUNS:-3}"
 SIZES="${SIZES:-8 1024 65536 1048576}"
-SECTIONS="${SECTIONS:-evaluate}"
+SECTIONS="${SECTIONS:-evaluate connections}"
 PROFILE="${PROFILE:-quick}"
 EVALUATE_OPTS="${EVALUATE_OPTS:-}"
 SERVER_CPU="${SERVER_CPU:-0}"
@@ -492,6 +497,36 @@ print_section_evaluate() {
   echo "(means of the profile's repetitions; the report with figures and every size: $LOG_DIR/evaluation/EVALUATION.md)"
   echo
   sed -n '/^| mode /,/^$/p' "$LOG_DIR/evaluate.txt"
+  grep '^Never slower' "$LOG_DIR/evaluate.txt" || true
+}
+
+# ---- section "connections": connection set-up rate, scripts/bench-connections.sh ------------------
+
+# Short connections (open, connect, 8-byte request and answer, close) from 1 and 8 client threads,
+# the JDK's provider on both sides against hadroNIO on both sides, in interleaved rounds
+run_section_connections() {
+  local rc=0
+  RUNS="$RUNS" CLIENTS="${CONNECTION_CLIENTS:-1 8}" WARMUP="${CONNECTION_WARMUP:-2}" DURATION="${CONNECTION_DURATION:-2}" \
+    PAIRS="jdk/jdk hadronio/hadronio" SKIP_BUILD=1 LOG_DIR="$LOG_DIR/connections" SERVER_CPU="$SERVER_CPU" \
+    CLIENT_CPU="$CLIENT_CPU" JAVA_OPTS="$JAVA_OPTS" "$HADRONIO_ROOT/scripts/bench-connections.sh" \
+    >"$LOG_DIR/connections.txt" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || die "scripts/bench-connections.sh failed (exit $rc): see $LOG_DIR/connections.txt"
+}
+
+print_section_connections() {
+  echo
+  echo "Connection set-up rate (scripts/bench-connections.sh): connect, 8-byte request and answer, close;"
+  echo "medians of $RUNS interleaved rounds; output in $LOG_DIR/connections.txt"
+  echo
+  sed -n '/^| server /,/^$/p' "$LOG_DIR/connections.txt"
+  local c jdk had
+  for c in ${CONNECTION_CLIENTS:-1 8}; do
+    jdk="$(awk -F'|' -v c="$c" '$2 ~ /jdk/ && $3 ~ /jdk/ && $4+0 == c {gsub(/ /, "", $5); print $5}' "$LOG_DIR/connections.txt")"
+    had="$(awk -F'|' -v c="$c" '$2 ~ /hadronio/ && $3 ~ /hadronio/ && $4+0 == c {gsub(/ /, "", $5); print $5}' "$LOG_DIR/connections.txt")"
+    if [[ "$jdk" =~ ^[0-9]+$ && "$had" =~ ^[0-9]+$ ]]; then
+      awk -v c="$c" -v j="$jdk" -v h="$had" 'BEGIN {printf "connections/s, %d client(s): hadroNIO / JDK = %.2fx\n", c, h / j}'
+    fi
+  done
 }
 
 # ---- main --------------------------------------------------------------------------------------
@@ -503,7 +538,7 @@ main() {
   command -v ss >/dev/null || die "ss (iproute2) is needed to see when a server listens"
   [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$RUNS'"
   local c
-  for c in $SECTIONS; do declare -F "run_section_$c" >/dev/null || die "unknown section '$c' (evaluate ucx blocking netty)"; done
+  for c in $SECTIONS; do declare -F "run_section_$c" >/dev/null || die "unknown section '$c' (evaluate connections ucx blocking netty)"; done
   for c in $BLOCKING_CASES; do app_case blocking "$c" >/dev/null || die "unknown BLOCKING_CASES entry '$c' (lat8 stream msg8)"; done
   for c in $NETTY_CASES; do app_case netty "$c" >/dev/null || die "unknown NETTY_CASES entry '$c' (lat8 stream msg8 msg8f)"; done
   local cpus; cpus="$(nproc)"

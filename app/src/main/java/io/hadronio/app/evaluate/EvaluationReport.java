@@ -162,7 +162,51 @@ final class EvaluationReport {
             summaryRow(t, m, Metric.THROUGHPUT, large.get(), "streaming " + Sizes.human(large.get()) + ", GB/s",
                     s -> s.bytesPerSec(), 1e-9, true);
         }
+        t.append('\n').append(neverSlower());
         return t.toString();
+    }
+
+    /**
+     * The promise "never slower than the JDK", point by point: every mode, metric and size that
+     * both providers measured, hadroNIO's mean against the JDK's (throughput: bytes/s; latency:
+     * mean round trip), and the points where hadroNIO is behind, worst first.
+     */
+    String neverSlower() {
+        record Behind(double speedup, String point) {
+        }
+        int compared = 0;
+        List<Behind> behind = new ArrayList<>();
+        for (Mode m : NIO_MODES) {
+            for (Metric metric : Metric.values()) {
+                Function<PointSummary, Stat> value = metric == Metric.LATENCY ? PointSummary::latencyMeanUs
+                        : PointSummary::bytesPerSec;
+                for (int size : sizes()) {
+                    double j = mean(Provider.JDK, m, metric, size, value);
+                    double h = mean(Provider.HADRONIO, m, metric, size, value);
+                    if (Double.isNaN(j) || Double.isNaN(h) || j == 0 || h == 0) {
+                        continue;
+                    }
+                    compared++;
+                    // above 1 is hadroNIO ahead, for either metric
+                    double speedup = metric == Metric.LATENCY ? j / h : h / j;
+                    if (speedup < 1) {
+                        behind.add(new Behind(speedup, m.id() + " " + metric.id() + " " + Sizes.human(size)));
+                    }
+                }
+            }
+        }
+        if (compared == 0) {
+            return "";
+        }
+        StringBuilder t = new StringBuilder(String.format(Locale.ROOT,
+                "Never slower than the JDK: hadroNIO at or ahead in %d of %d points (mode, metric, size; means)",
+                compared - behind.size(), compared));
+        behind.sort((x, y) -> Double.compare(x.speedup(), y.speedup()));
+        for (int i = 0; i < behind.size(); i++) {
+            t.append(i == 0 ? "; behind (the JDK's speed = 1) at: " : ", ").append(behind.get(i).point())
+                    .append(String.format(Locale.ROOT, " %.2f×", behind.get(i).speedup()));
+        }
+        return t.append(".\n").toString();
     }
 
     private void summaryRow(StringBuilder t, Mode m, Metric metric, int size, String what,
