@@ -83,7 +83,8 @@ class MixedPeersTest extends ContractSupport {
         return b;
     }
 
-    private static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
+    /** Reads until {@code b} is full; an end-of-stream before that is an IOException. */
+    static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
             if (ch.read(b) < 0) {
                 throw new IOException("early end-of-stream after " + b.position());
@@ -91,7 +92,7 @@ class MixedPeersTest extends ContractSupport {
         }
     }
 
-    private static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
+    static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
             ch.write(b);
         }

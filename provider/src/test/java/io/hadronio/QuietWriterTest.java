@@ -72,22 +72,10 @@ class QuietWriterTest {
                 // small round trips first: an upgrading connection moves both ways meanwhile
                 ByteBuffer small = ByteBuffer.allocate(8);
                 for (int i = 0; i < 2_000; i++) {
-                    small.clear();
-                    while (small.hasRemaining()) {
-                        client.write(small);
-                    }
-                    small.clear();
-                    while (small.hasRemaining()) {
-                        accepted.read(small);
-                    }
-                    small.flip();
-                    while (small.hasRemaining()) {
-                        accepted.write(small);
-                    }
-                    small.clear();
-                    while (small.hasRemaining()) {
-                        client.read(small);
-                    }
+                    MixedPeersTest.writeFully(client, small.clear());
+                    MixedPeersTest.readFully(accepted, small.clear());
+                    MixedPeersTest.writeFully(accepted, small.flip());
+                    MixedPeersTest.readFully(client, small.clear());
                 }
                 if (!mode.equals("jdk")) {
                     assertTrue(client.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:"),
@@ -95,19 +83,12 @@ class QuietWriterTest {
                 }
                 byte[] data = new byte[size];
                 new Random(size).nextBytes(data);
-                ByteBuffer out = ByteBuffer.wrap(data);
-                while (out.hasRemaining()) {
-                    client.write(out);
-                }
+                MixedPeersTest.writeFully(client, ByteBuffer.wrap(data));
                 // the client's thread calls in no more; the server reads
                 ByteBuffer in = ByteBuffer.allocate(size);
                 CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> {
                     try {
-                        while (in.hasRemaining()) {
-                            if (accepted.read(in) < 0) {
-                                throw new java.io.EOFException("after " + in.position() + " bytes");
-                            }
-                        }
+                        MixedPeersTest.readFully(accepted, in);
                     } catch (java.io.IOException e) {
                         throw new RuntimeException(e);
                     }

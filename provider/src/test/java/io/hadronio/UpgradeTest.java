@@ -181,15 +181,7 @@ class UpgradeTest {
                 ByteBuffer out = ByteBuffer.allocate(8);
                 ByteBuffer in = ByteBuffer.allocate(8);
                 for (long i = 0; i < 20_000; i++) {
-                    out.clear().putLong(0, i);
-                    while (out.hasRemaining()) {
-                        client.write(out);
-                    }
-                    in.clear();
-                    while (in.hasRemaining()) {
-                        assertTrue(client.read(in) >= 0);
-                    }
-                    assertEquals(i, in.getLong(0));
+                    roundTrip(client, out, in, i);
                 }
                 assertTrue(transport(client).startsWith("ucx:"), transport(client));
                 client.shutdownOutput();
@@ -227,16 +219,21 @@ class UpgradeTest {
         long deadline = System.nanoTime() + limit.toNanos();
         for (long i = 0; !transport(client).startsWith("ucx:"); i++) {
             assertTrue(System.nanoTime() - deadline < 0, "still on " + transport(client) + " after " + limit);
-            out.clear().putLong(0, i);
-            while (out.hasRemaining()) {
-                client.write(out);
-            }
-            in.clear();
-            while (in.hasRemaining()) {
-                assertTrue(client.read(in) >= 0);
-            }
-            assertEquals(i, in.getLong(0));
+            roundTrip(client, out, in, i);
         }
+    }
+
+    /** Writes {@code i} as 8 bytes and reads the echo, which must be {@code i}. */
+    static void roundTrip(SocketChannel client, ByteBuffer out, ByteBuffer in, long i) throws IOException {
+        out.clear().putLong(0, i);
+        while (out.hasRemaining()) {
+            client.write(out);
+        }
+        in.clear();
+        while (in.hasRemaining()) {
+            assertTrue(client.read(in) >= 0);
+        }
+        assertEquals(i, in.getLong(0));
     }
 
     /** Closed before anything switched: the peer reads every byte, then end-of-stream, as with the JDK. */

@@ -354,9 +354,7 @@ public final class HadronioSelector extends AbstractSelector {
                 }
                 checkSafetyNet(now);
                 processDeregisterQueue();
-                if (spinUntil == Long.MAX_VALUE || now - spinUntil < 0
-                        && !(spinYields && WorkerGroup.spunTooLongForACrowd(now - spinStart, now))) {
-                    WorkerGroup.pause(spinYields, now - spinStart);
+                if (WorkerGroup.spinTurn(spinUntil, spinYields, spinStart, now)) {
                     continue;
                 }
                 int cap = maxSleepMillis;

@@ -519,15 +519,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 int filled = gather(srcs, i, end, slot * sliceSize, sliceSize);
                 total += filled;
                 if (credits() > coalesceBelow || (filled == sliceSize && credits() > 0)) {
-                    long request = endpoint.tagSend(txArea.address() + (long) slot * sliceSize, filled, dataTag, token);
-                    if (selfLoop) {
-                        group.wakeOthers();
-                    }
-                    txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
-                    txSent++;
-                    if (request != UcxWorker.COMPLETED) {
-                        watchSends();
-                    }
+                    post(slot, filled);
                 } else {
                     // the peer has no free slice: the bytes wait here and go out with the next credit
                     txPending = filled;
@@ -561,15 +553,25 @@ public final class Connection implements WorkerGroup.Readiness {
     /** Posts the message that waited for a credit. Needs a credit and the lock. */
     private void postPending() throws UcxException {
         assert lock.isHeldByCurrentThread() && txPending > 0 && credits() > 0;
-        int slot = (int) (txSent % txSliceCount);
-        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, txPending, dataTag, token);
+        post((int) (txSent % txSliceCount), txPending);
+        txPending = 0;
+    }
+
+    /**
+     * Sends the {@code length} bytes of send slot {@code slot} as the next DATA message; one
+     * UCX did not finish inside the call is handed to the control loop ({@link #watchSends}).
+     * Needs a credit and the lock.
+     */
+    private void post(int slot, int length) throws UcxException {
+        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, length, dataTag, token);
         if (selfLoop) {
             group.wakeOthers();
         }
-        txRequests[slot] = request == UcxWorker.COMPLETED ? NONE : request;
         txSent++;
-        txPending = 0;
-        if (request != UcxWorker.COMPLETED) {
+        if (request == UcxWorker.COMPLETED) {
+            txRequests[slot] = NONE;
+        } else {
+            txRequests[slot] = request;
             watchSends();
         }
     }

@@ -655,7 +655,6 @@ public final class ConnectionLifecycle {
         }
     }
 
-    /** The connection broke: readers and writers see an IOException from now on. */
     /**
      * Our output switched, but the peer can no longer learn where (its upgrade session ended
      * first, as when it wrote and closed at once): a reset for everything we write. A raw input
@@ -665,18 +664,19 @@ public final class ConnectionLifecycle {
      * (OrderlyCloseTest, about one run in five).
      */
     void resetOutput(String reason) {
-        rawInputSurvivesReset = true;
+        resetOutputOnly = true;
         reset(reason);
     }
 
     // set by resetOutput: the reset leaves a raw input whose peer never switched readable
-    private volatile boolean rawInputSurvivesReset;
+    private volatile boolean resetOutputOnly;
 
     /** A reset that leaves the raw input readable to its end ({@link #resetOutput}). */
     public boolean rawInputOutlivesReset() {
-        return rawInputSurvivesReset && !rawLimitKnown();
+        return resetOutputOnly && !rawLimitKnown();
     }
 
+    /** The connection broke: readers and writers see an IOException from now on. */
     void reset(String reason) {
         synchronized (this) {
             if (resetReason == null) {

@@ -322,9 +322,7 @@ public final class WorkerGroup implements AutoCloseable {
             if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
                 return false;
             }
-            if (spinUntil == Long.MAX_VALUE
-                    || now - spinUntil < 0 && !(spinYields && spunTooLongForACrowd(now - start, now))) {
-                pause(spinYields, now - start);
+            if (spinTurn(spinUntil, spinYields, start, now)) {
                 continue;
             }
             if (sleep(waiter, op, deadline, now)) {
@@ -338,8 +336,25 @@ public final class WorkerGroup implements AutoCloseable {
      * asks whether other threads wait for a core, and sleeps if they do: its spinning would be
      * taken from them. An answer within that time (a ping-pong's) never pays for the question.
      */
-    public static boolean spunTooLongForACrowd(long spun, long now) {
+    private static boolean spunTooLongForACrowd(long spun, long now) {
         return spun >= SPIN_BEFORE_CROWD_CHECK_NANOS && RunQueue.crowded(now);
+    }
+
+    /**
+     * An adaptive waiter's choice after a look that found nothing, shared by blocking waits and
+     * the selector: true when it took one more turn of its spin ({@link #pause}), false when it
+     * should sleep instead - its window ({@code spinUntil}, {@link Long#MAX_VALUE} for busy
+     * polling) is over, or it has spun long enough to ask and the machine is crowded.
+     *
+     * @param start when the waiter started to spin, {@code now} the time of this look
+     */
+    public static boolean spinTurn(long spinUntil, boolean yields, long start, long now) {
+        if (spinUntil != Long.MAX_VALUE
+                && (now - spinUntil >= 0 || yields && spunTooLongForACrowd(now - start, now))) {
+            return false;
+        }
+        pause(yields, now - start);
+        return true;
     }
 
     /**
@@ -355,7 +370,7 @@ public final class WorkerGroup implements AutoCloseable {
      * (docs/benchmarks/apps.md). A yield costs a system call (~0.3 us here) when nobody waits,
      * and a ping-pong's answer usually comes before the first one.
      */
-    public static void pause(boolean yields, long spun) {
+    private static void pause(boolean yields, long spun) {
         if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
             Thread.yield();
         } else {
