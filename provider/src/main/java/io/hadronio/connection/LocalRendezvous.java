@@ -53,6 +53,11 @@ import java.util.concurrent.TimeUnit;
  * expires after the handshake timeout. The destination address must be one the
  * listener is bound to, so a plain server on another address of the same port is never
  * mistaken for ours.
+ *
+ * <p>One name per port and network namespace: a closed listener's name stays while
+ * connections it accepted wait for their upgrade (up to the handshake timeout). A new
+ * listener of that port in this JVM takes it over at once; one whose name another process
+ * holds binds it as soon as it is free, and until then its local clients use plain TCP.
  */
 public final class LocalRendezvous {
     private static final System.Logger LOG = System.getLogger(LocalRendezvous.class.getName());
@@ -84,8 +89,16 @@ public final class LocalRendezvous {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final EventFd wake;
     private final Thread thread;
-    // port -> its abstract socket; guarded by itself (its sockets are closed by the rendezvous thread)
+    // port -> its abstract socket; guarded by itself
     private final Map<Integer, Listener> listeners = new HashMap<>();
+    // ports whose name is wanted by a listener but held elsewhere (another process); the
+    // rendezvous thread tries to bind them every POLL_WITH_DEADLINES_MS. Guarded by listeners
+    private int namesWanted;
+    // this JVM's rendezvous names: port -> the instance bound to it (providers in one JVM each
+    // have their own rendezvous, and a name one of them only keeps for upgrades it gives up).
+    // Binding a name takes NAME_LOCK, then an instance's listeners (never the other way round)
+    private static final Map<Integer, LocalRendezvous> NAMES = new ConcurrentHashMap<>();
+    private static final Object NAME_LOCK = new Object();
     // rendezvous thread only
     private final List<Session> sessions = new ArrayList<>();
     private final PollSet pollSet = new PollSet(16);
@@ -100,7 +113,9 @@ public final class LocalRendezvous {
     }
 
     private static final class Listener {
-        final UnixSeqpacket socket;
+        final int port;
+        // null while another process (or a listener of this JVM on another address) holds the name
+        UnixSeqpacket socket;
         // addresses of the TCP listeners on this port (the wildcard counts for all)
         final List<InetAddress> bound = new ArrayList<>();
         // told of every registration, so that someone accepts the connection that follows
@@ -111,7 +126,8 @@ public final class LocalRendezvous {
         // accepted connections still waiting for their upgrade session: the socket stays until they met it
         int holds;
 
-        Listener(UnixSeqpacket socket) {
+        Listener(int port, UnixSeqpacket socket) {
+            this.port = port;
             this.socket = socket;
         }
     }
@@ -176,30 +192,97 @@ public final class LocalRendezvous {
      * so a client that connects right after the server's bind finds it).
      */
     public void listen(InetAddress address, int port, Runnable onRegistered) {
-        synchronized (listeners) {
-            Listener l = listeners.get(port);
-            if (l == null) {
-                UnixSeqpacket s;
-                try {
-                    s = UnixSeqpacket.listen(name(port), 128);
-                } catch (IOException e) {
-                    LOG.log(System.Logger.Level.WARNING, "hadroNIO: cannot listen on @" + name(port)
-                            + ": local clients of port " + port + " will use plain TCP (" + e.getMessage() + ")");
-                    return;
+        synchronized (NAME_LOCK) {
+            synchronized (listeners) {
+                Listener l = listeners.get(port);
+                if (l == null) {
+                    l = new Listener(port, null);
+                    listeners.put(port, l);
+                    if (!bindName(l)) {
+                        namesWanted++;
+                        LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(port) + " is held by "
+                                + "another process: local clients of port " + port + " use plain TCP until it "
+                                + "is free");
+                    }
                 }
-                if (s == null) {
-                    LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(port)
-                            + " is taken by another process: local clients of port " + port + " will use plain TCP");
-                    return;
-                }
-                l = new Listener(s);
-                listeners.put(port, l);
+                l.bound.add(address);
+                l.served.add(address);
+                l.onRegistered.add(onRegistered);
             }
-            l.bound.add(address);
-            l.served.add(address);
-            l.onRegistered.add(onRegistered);
         }
         wake.signal();
+    }
+
+    /**
+     * Binds the port's abstract name for {@code l}; true when it has it. A name another
+     * rendezvous of this JVM keeps only for upgrades of connections its closed listener
+     * accepted is taken over (those connections stay plain): a new listener's clients
+     * matter more than an old listener's late upgrades. Under NAMES and listeners.
+     */
+    private boolean bindName(Listener l) {
+        try {
+            UnixSeqpacket s = UnixSeqpacket.listen(name(l.port), 128);
+            if (s == null) {
+                LocalRendezvous owner = NAMES.get(l.port);
+                if (owner != null && owner != this && owner.giveUpName(l.port)) {
+                    s = UnixSeqpacket.listen(name(l.port), 128);
+                }
+            }
+            if (s == null) {
+                return false;
+            }
+            l.socket = s;
+            NAMES.put(l.port, this);
+            return true;
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "hadroNIO: cannot listen on @" + name(l.port)
+                    + ": local clients of port " + l.port + " use plain TCP until it can (" + e.getMessage() + ")");
+            return false;
+        }
+    }
+
+    /** Another rendezvous of this JVM wants our name for {@code port}: gives it up when no listener of ours is bound there. Under NAME_LOCK. */
+    private boolean giveUpName(int port) {
+        synchronized (listeners) {
+            Listener l = listeners.get(port);
+            if (l == null || !l.bound.isEmpty()) {
+                return false;
+            }
+            removeListener(l);
+        }
+        wake.signal();
+        return true;
+    }
+
+    /** Forgets a listener and frees its name (closed here: a new listener may bind it at once). Under listeners. */
+    private void removeListener(Listener l) {
+        listeners.remove(l.port);
+        if (l.socket != null) {
+            // the rendezvous thread skips a closed socket it still polled
+            l.socket.close();
+            l.socket = null;
+            NAMES.remove(l.port, this);
+        } else {
+            namesWanted--;
+        }
+    }
+
+    /** Rendezvous thread: tries again to bind the names another process held. */
+    private void retryWantedNames() {
+        synchronized (NAME_LOCK) {
+            synchronized (listeners) {
+                if (namesWanted == 0) {
+                    return;
+                }
+                for (Listener l : listeners.values()) {
+                    if (l.socket == null && bindName(l)) {
+                        namesWanted--;
+                        LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(l.port)
+                                + " is ours now: local clients of port " + l.port + " are accelerated again");
+                    }
+                }
+            }
+        }
     }
 
     /** The listener bound to {@code address}:{@code port} closed. */
@@ -215,10 +298,7 @@ public final class LocalRendezvous {
                 // their upgrade (it answers nothing but upgrades then: see registerUpgrade)
                 return;
             }
-            listeners.remove(port);
-            // closed here, so that the port's name is free for a new listener at once (the
-            // rendezvous thread skips a closed socket it still polled)
-            l.socket.close();
+            removeListener(l);
         }
         wake.signal();
     }
@@ -228,26 +308,26 @@ public final class LocalRendezvous {
      * rendezvous socket stays open until {@link #release} even if the listener closes
      * (a server that accepts one connection and closes its listener is common).
      */
-    public boolean hold(int port) {
+    public Object hold(int port) {
         synchronized (listeners) {
             Listener l = listeners.get(port);
-            if (l == null) {
-                return false;
+            if (l == null || l.socket == null) {
+                return null;
             }
             l.holds++;
-            return true;
+            return l;
         }
     }
 
-    /** Ends a {@link #hold}. */
-    public void release(int port) {
+    /** Ends a {@link #hold}: {@code hold} is what it returned. */
+    public void release(Object hold) {
+        Listener l = (Listener) hold;
         synchronized (listeners) {
-            Listener l = listeners.get(port);
-            if (l == null || --l.holds > 0 || !l.bound.isEmpty()) {
+            if (--l.holds > 0 || !l.bound.isEmpty() || listeners.get(l.port) != l) {
+                // still wanted, or its name was given up (giveUpName) or it is gone already
                 return;
             }
-            listeners.remove(port);
-            l.socket.close();
+            removeListener(l);
         }
         wake.signal();
     }
@@ -303,12 +383,19 @@ public final class LocalRendezvous {
                 expireSessions(now);
                 pollSet.clear();
                 pollSet.add(wake.fd(), PollSet.POLLIN);
-                List<Listener> polledListeners;
+                retryWantedNames();
+                List<UnixSeqpacket> polledListeners = new ArrayList<>();
+                boolean wanted;
                 synchronized (listeners) {
-                    polledListeners = new ArrayList<>(listeners.values());
+                    for (Listener l : listeners.values()) {
+                        if (l.socket != null) {
+                            polledListeners.add(l.socket);
+                        }
+                    }
+                    wanted = namesWanted > 0;
                 }
-                for (Listener l : polledListeners) {
-                    pollSet.add(l.socket.fd(), PollSet.POLLIN);
+                for (UnixSeqpacket l : polledListeners) {
+                    pollSet.add(l.fd(), PollSet.POLLIN);
                 }
                 List<Session> polledSessions = new ArrayList<>(sessions);
                 for (Session s : polledSessions) {
@@ -318,13 +405,13 @@ public final class LocalRendezvous {
                 for (UpgradeSession u : polledUpgrades) {
                     pollSet.add(u.socket.fd(), PollSet.POLLIN);
                 }
-                boolean deadlines = !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
+                boolean deadlines = wanted || !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
                 pollSet.poll(deadlines ? 100 : 1000);
                 if (pollSet.revents(0) != 0) {
                     wake.drain();
                 }
                 for (int i = 0; i < polledListeners.size(); i++) {
-                    if (pollSet.revents(1 + i) != 0 && polledListeners.get(i).socket.fd() >= 0) {
+                    if (pollSet.revents(1 + i) != 0 && polledListeners.get(i).fd() >= 0) {
                         acceptAll(polledListeners.get(i));
                     }
                 }
@@ -362,9 +449,9 @@ public final class LocalRendezvous {
         }
     }
 
-    private void acceptAll(Listener l) throws IOException {
+    private void acceptAll(UnixSeqpacket listener) throws IOException {
         UnixSeqpacket c;
-        while ((c = l.socket.accept()) != null) {
+        while ((c = listener.accept()) != null) {
             byte[] nonce = HandshakeMessages.nonce();
             ByteBuffer m = header(CHALLENGE, nonce.length).put(nonce);
             try {

@@ -26,8 +26,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
     private final Map<Integer, UpgradeSession> sessions = new HashMap<>();
     private long nextPurge;
 
-    private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline, int serverPort,
-                            boolean held) {
+    private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline, Object hold) {
     }
 
     Upgrades(UcxRuntime runtime) {
@@ -74,9 +73,8 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 if (s != null) {
                     sessions.put(k, s);
                 }
-                boolean held = runtime.peers().rendezvous().hold(serverPort);
-                accepted.put(k, new Accepted(life, client.getAddress(), System.nanoTime() + expiryNanos,
-                        serverPort, held));
+                Object hold = runtime.peers().rendezvous().hold(serverPort);
+                accepted.put(k, new Accepted(life, client.getAddress(), System.nanoTime() + expiryNanos, hold));
                 return;
             }
         }
@@ -100,8 +98,8 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 return;
             }
         }
-        if (a.held) {
-            runtime.peers().rendezvous().release(a.serverPort);
+        if (a.hold != null) {
+            runtime.peers().rendezvous().release(a.hold);
         }
         Upgrade upgrade = a.life.upgrade();
         a.life.convertThen(() -> session.attach(upgrade));
@@ -124,8 +122,8 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
             if (now - a.deadline > 0 || a.life.state() != ConnectionLifecycle.OPEN) {
                 it.remove();
                 a.life.upgradeOff();
-                if (a.held) {
-                    runtime.peers().rendezvous().release(a.serverPort);
+                if (a.hold != null) {
+                    runtime.peers().rendezvous().release(a.hold);
                 }
             }
         }

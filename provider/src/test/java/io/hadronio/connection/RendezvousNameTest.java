@@ -1,0 +1,87 @@
+package io.hadronio.connection;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hadronio.platform.UnixSeqpacket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Who answers on a port's rendezvous name when a listener closed while connections it
+ * accepted still wait for their upgrade: a new listener on that port gets the name (at
+ * once from another rendezvous of this JVM, as soon as it is free from another process),
+ * instead of leaving its local clients on plain TCP for good.
+ */
+@Timeout(60)
+class RendezvousNameTest {
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    private static final Secret KEY = Secret.of(new byte[Secret.LENGTH]);
+    private static final Runnable NOBODY = () -> { };
+
+    /** A port number no test listens on: only its rendezvous name is used here. */
+    private static int unusedPort() {
+        return 40_000 + ThreadLocalRandom.current().nextInt(20_000);
+    }
+
+    /** A client's registration with port {@code port}: true when a rendezvous of ours answered it. */
+    private static boolean registers(LocalRendezvous client, int port) throws Exception {
+        return client.register(new InetSocketAddress(LOOPBACK, port),
+                () -> new InetSocketAddress(LOOPBACK, 1 + ThreadLocalRandom.current().nextInt(30_000)),
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500));
+    }
+
+    @Test
+    void shouldHandANameKeptForUpgradesToANewListenerOfThisJvm() throws Exception {
+        LocalRendezvous old = new LocalRendezvous(KEY, 2_000);
+        LocalRendezvous fresh = new LocalRendezvous(KEY, 2_000);
+        LocalRendezvous client = new LocalRendezvous(KEY, 2_000);
+        int port = unusedPort();
+        old.listen(LOOPBACK, port, NOBODY);
+        Object hold = old.hold(port);
+        assertNotNull(hold, "a listener with its name holds it for an accepted connection");
+        old.unlisten(LOOPBACK, port, NOBODY);
+
+        fresh.listen(LOOPBACK, port, NOBODY);
+        assertTrue(registers(client, port), "the new listener answers at once");
+        assertTrue(fresh.expects(port));
+
+        // the old listener's late release must not close the name it gave up
+        old.release(hold);
+        assertTrue(registers(client, port));
+        fresh.unlisten(LOOPBACK, port, NOBODY);
+        assertFalse(registers(client, port), "nobody listens any more");
+    }
+
+    @Test
+    void shouldTakeTheNameWhenAnotherProcessLetsItGo() throws Exception {
+        LocalRendezvous server = new LocalRendezvous(KEY, 2_000);
+        LocalRendezvous client = new LocalRendezvous(KEY, 2_000);
+        int port = unusedPort();
+        // what another process's rendezvous looks like from here: the name is bound, not ours
+        UnixSeqpacket elsewhere = UnixSeqpacket.listen(LocalRendezvous.name(port), 4);
+        assertNotNull(elsewhere);
+        try {
+            server.listen(LOOPBACK, port, NOBODY);
+            assertFalse(registers(client, port), "only the holder's socket is there, and it does not answer");
+        } finally {
+            elsewhere.close();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        boolean answered = false;
+        while (!answered && System.nanoTime() - deadline < 0) {
+            answered = registers(client, port);
+            if (!answered) {
+                Thread.sleep(20);
+            }
+        }
+        assertTrue(answered, "the listener binds the name once it is free");
+        server.unlisten(LOOPBACK, port, NOBODY);
+        assertFalse(registers(client, port));
+    }
+}
