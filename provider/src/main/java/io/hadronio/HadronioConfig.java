@@ -12,7 +12,7 @@ import java.util.TreeMap;
  *
  * @param enabled          {@code hadronio.enabled}: false runs everything on the JDK's provider
  * @param sliceSize        {@code hadronio.slice.size}: bytes per receive slice and per message (default 64 KiB)
- * @param sliceCount       {@code hadronio.slice.count}: receive slices per connection = send credits of the peer (default 8)
+ * @param sliceCount       {@code hadronio.slice.count}: receive slices per connection (default 8); the peer may have as many full slices and four times as many messages unconsumed
  * @param workers          {@code hadronio.workers}: UCX workers shared by blocking channels (default 1)
  * @param polling          {@code hadronio.polling}: busy, event or adaptive (default)
  * @param spinMicros       {@code hadronio.polling.spin}: adaptive mode's busy-poll window in µs (default 100)

@@ -35,12 +35,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * <h2>Flow control</h2>
  * The receiver posts {@code sliceCount} receives of {@code sliceSize} bytes. UCX
  * matches messages with equal tags in order, so message {@code k} lands in slice
- * {@code k % sliceCount}. The sender may have {@code sliceCount} messages unconsumed:
- * {@code credits = sliceCount - (sent - peerConsumed)}. The reader reposts a slice when
- * it has copied it out, and returns credits every quarter of the slices. Memory per
- * connection is thus fixed: sliceCount x sliceSize each way, whatever the application
- * does. End-of-stream and close travel on the TCP control connection, carrying the
- * number of DATA messages sent, so nothing sent before them is lost.
+ * {@code k % sliceCount}; one that arrives before its slice is posted waits in UCX (an
+ * eager message with its bytes, a rendezvous as a header whose bytes stay with the
+ * sender) and lands when the reader reposts the slice. The sender may have at most
+ * {@code MESSAGES_PER_SLICE x sliceCount} messages and {@code sliceCount x sliceSize}
+ * bytes unconsumed; one credit is room for one more full slice under both bounds. So
+ * small messages of a pipelined protocol (gRPC's calls) are not held back after
+ * {@code sliceCount} of them, and a stream of full slices runs exactly as with one
+ * message per slice. The reader reposts a slice when it has copied it out, and returns
+ * credits every quarter of the slices. Memory per connection is thus bounded whatever
+ * the application does: sliceCount x sliceSize each way in our slices, and at most as
+ * many bytes again of early eager messages in UCX. End-of-stream and close travel on the
+ * TCP control connection, carrying the number of DATA messages sent, so nothing sent
+ * before them is lost.
  *
  * <p>All methods that touch UCX run under the group's lock. Reads are called under the
  * channel's read lock, writes under its write lock.
@@ -59,6 +66,10 @@ public final class Connection implements WorkerGroup.Readiness {
     // no request in a slot (0 is UcxWorker.COMPLETED, a valid "done" handle)
     private static final long NONE = -1;
     private static final int CREDIT_SLOTS = 4;
+    // unconsumed messages a sender may have per receive slice of its peer (see Flow control):
+    // with 8 slices, gRPC's 32 calls in flight ran at 0.90x the JDK's rate, with 32 at 1.02x
+    // (docs/benchmarks/apps.md)
+    static final int MESSAGES_PER_SLICE = 4;
 
     // connections' memory (one Arena each: slices, slots, credit words) not freed yet in this JVM,
     // and its bytes: a diagnostic (UcxRuntime.resources), changed only at set-up and release
@@ -122,6 +133,10 @@ public final class Connection implements WorkerGroup.Readiness {
     private static final int COALESCE_BELOW = 1;
     private int coalesceBelow;
     private long txPeerConsumed;  // from CREDIT messages
+    private int txWindow;         // unconsumed messages allowed
+    private int[] txLengths;      // length of message k at k % txWindow while unconsumed
+    private long txUnconsumedBytes; // bytes of the messages sent and not consumed yet
+    private long txByteWindow;    // unconsumed bytes allowed: the peer's slices
     private final MemorySegment creditIn;
     private long creditInRequest = NONE;
     private UcxEndpoint endpoint;
@@ -204,6 +219,9 @@ public final class Connection implements WorkerGroup.Readiness {
             countMemory((long) peerSliceSize * peerSliceCount);
             this.txView = txArea.asByteBuffer();
             this.txRequests = new long[peerSliceCount];
+            this.txWindow = MESSAGES_PER_SLICE * peerSliceCount;
+            this.txLengths = new int[txWindow];
+            this.txByteWindow = (long) peerSliceSize * peerSliceCount;
             this.coalesceBelow = Math.min(COALESCE_BELOW, peerSliceCount - 1);
             java.util.Arrays.fill(txRequests, NONE);
             this.dataTag = tag(peerId, KIND_DATA);
@@ -567,6 +585,8 @@ public final class Connection implements WorkerGroup.Readiness {
         if (selfLoop) {
             group.wakeOthers();
         }
+        txLengths[(int) (txSent % txWindow)] = length;
+        txUnconsumedBytes += length;
         txSent++;
         if (request == UcxWorker.COMPLETED) {
             txRequests[slot] = NONE;
@@ -687,8 +707,11 @@ public final class Connection implements WorkerGroup.Readiness {
         throw new SocketException("Broken pipe (peer closed the connection)");
     }
 
+    /** Room for this many more full-slice messages: under both the message and the byte bound. */
     private int credits() {
-        return (int) (txSliceCount - (txSent - txPeerConsumed));
+        int messages = txWindow - (int) (txSent - txPeerConsumed);
+        int slices = (int) ((txByteWindow - txUnconsumedBytes) / txSliceSize);
+        return Math.min(messages, slices);
     }
 
     private void pollCredits() throws UcxException {
@@ -703,7 +726,10 @@ public final class Connection implements WorkerGroup.Readiness {
                 return;
             }
             long consumed = creditIn.get(ValueLayout.JAVA_LONG, 0);
-            if (consumed > txPeerConsumed) {
+            if (consumed > txPeerConsumed && consumed <= txSent) {
+                for (long k = txPeerConsumed; k < consumed; k++) {
+                    txUnconsumedBytes -= txLengths[(int) (k % txWindow)];
+                }
                 txPeerConsumed = consumed;
             }
             // COMPLETED (0) when another credit message was already waiting: loop and take it
