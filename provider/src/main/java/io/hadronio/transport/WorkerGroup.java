@@ -332,25 +332,23 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     /**
-     * An adaptive waiter that has spun {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} without an answer
-     * asks whether other threads wait for a core, and sleeps if they do: its spinning would be
-     * taken from them. An answer within that time (a ping-pong's) never pays for the question.
-     */
-    private static boolean spunTooLongForACrowd(long spun, long now) {
-        return spun >= SPIN_BEFORE_CROWD_CHECK_NANOS && RunQueue.crowded(now);
-    }
-
-    /**
      * An adaptive waiter's choice after a look that found nothing, shared by blocking waits and
      * the selector: true when it took one more turn of its spin ({@link #pause}), false when it
      * should sleep instead - its window ({@code spinUntil}, {@link Long#MAX_VALUE} for busy
-     * polling) is over, or it has spun long enough to ask and the machine is crowded.
+     * polling) is over, or it has spun {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} and either the
+     * machine is crowded (its spinning would be taken from threads that wait for a core; an
+     * answer within that time, a ping-pong's, never pays for the question) or it is a virtual
+     * thread. A virtual thread spins on its carrier, which the other virtual threads of its
+     * scheduler need (a JVM pinned to one core has one), and whose wait the run queue does not
+     * show: JGroups, whose selector loop and handlers are virtual threads, made 5,400-5,600
+     * sequential RPCs/s spinning 100 us and 6,800 not spinning (single runs; the JDK's 6,600).
      *
      * @param start when the waiter started to spin, {@code now} the time of this look
      */
     public static boolean spinTurn(long spinUntil, boolean yields, long start, long now) {
         if (spinUntil != Long.MAX_VALUE
-                && (now - spinUntil >= 0 || yields && spunTooLongForACrowd(now - start, now))) {
+                && (now - spinUntil >= 0 || now - start >= SPIN_BEFORE_CROWD_CHECK_NANOS
+                    && (Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)))) {
             return false;
         }
         pause(yields, now - start);
