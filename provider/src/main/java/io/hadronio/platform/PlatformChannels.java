@@ -20,8 +20,12 @@ public final class PlatformChannels {
         try {
             SEL_CH_IMPL = Class.forName("sun.nio.ch.SelChImpl");
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            GET_FD_VAL = lookup.findVirtual(SEL_CH_IMPL, "getFDVal", MethodType.methodType(int.class));
-            KILL = lookup.findVirtual(SEL_CH_IMPL, "kill", MethodType.methodType(void.class));
+            // typed for invokeExact: a generic invoke adapted the type at every call, ~6 % of a
+            // plain accept's samples (every channel asks its fd once)
+            GET_FD_VAL = lookup.findVirtual(SEL_CH_IMPL, "getFDVal", MethodType.methodType(int.class))
+                    .asType(MethodType.methodType(int.class, SelectableChannel.class));
+            KILL = lookup.findVirtual(SEL_CH_IMPL, "kill", MethodType.methodType(void.class))
+                    .asType(MethodType.methodType(void.class, SelectableChannel.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -37,7 +41,7 @@ public final class PlatformChannels {
 
     public static int fd(SelectableChannel channel) {
         try {
-            return (int) GET_FD_VAL.invoke(channel);
+            return (int) GET_FD_VAL.invokeExact(channel);
         } catch (Throwable t) {
             throw new IllegalStateException("getFDVal", t);
         }
@@ -46,7 +50,7 @@ public final class PlatformChannels {
     /** Releases the fd of a closed channel once no selector holds it any more. */
     public static void kill(SelectableChannel channel) {
         try {
-            KILL.invoke(channel);
+            KILL.invokeExact(channel);
         } catch (Throwable t) {
             throw new IllegalStateException("kill", t);
         }
