@@ -494,7 +494,6 @@ public final class Connection implements WorkerGroup.Readiness {
             if (life.peerLeft()) {
                 return writeAfterPeerLeft(srcs, offset, length);
             }
-            flushes++;
             final int end = offset + length;
             final int sliceSize = txSliceSize;
             long total = 0;
@@ -599,9 +598,8 @@ public final class Connection implements WorkerGroup.Readiness {
 
     /**
      * Hands this connection to the control loop, unless it has it already: the loop
-     * progresses our worker every millisecond (less often while the application's own
-     * threads do that and look at this connection) until nothing that writes accepted is
-     * left to send ({@link #flushFromControl}). A blocking write returns once it accepted the bytes,
+     * progresses our worker every millisecond until nothing that writes accepted is left to
+     * send ({@link #flushFromControl}). A blocking write returns once it accepted the bytes,
      * and the application may not call in again, so two kinds of bytes need it: bytes that
      * wait here for a credit, and a message UCX did not finish inside the send call. Above
      * UCX's eager limit (about 8 KiB on shared memory with UCX 1.13) a message is a
@@ -638,7 +636,6 @@ public final class Connection implements WorkerGroup.Readiness {
 
     /** Sends a waiting message if a credit has come in. Needs the lock. */
     private void flushPending() throws UcxException {
-        flushes++;
         if (txPending > 0) {
             pollCredits();
             if (credits() > 0) {
@@ -647,54 +644,27 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /** {@link #flushFromControl}: nothing waits any more. */
-    static final int FLUSHED = 0;
-    /** {@link #flushFromControl}: bytes wait for a credit, or a send is in flight and nobody else progresses. */
-    static final int FLUSH_AGAIN = 1;
-    /**
-     * {@link #flushFromControl}: only sends are in flight, and other threads progressed the
-     * worker since the control loop's last look: they will finish them (the loop may look less often).
-     */
-    static final int FLUSH_AGAIN_LATER = 2;
-
     /**
      * For the control loop: progress, and send the waiting message once a credit came,
      * so that bytes a blocking write accepted leave even if the application calls in no
-     * more ({@link #watchSends}).
-     *
-     * @return {@link #FLUSHED}, {@link #FLUSH_AGAIN} or {@link #FLUSH_AGAIN_LATER}
+     * more ({@link #watchSends}). Returns true while bytes still wait or a send is in flight.
      */
-    int flushFromControl() {
+    boolean flushFromControl() {
         lock.lock();
         try {
             if (life.state() >= ConnectionLifecycle.CLOSING || !worker.isOpen()) {
                 // a closing connection's held-back bytes are sent by its close (sendsComplete)
-                return FLUSHED;
+                return false;
             }
-            boolean othersProgressed = group.progressCount() != controlSawProgress;
-            boolean othersFlushed = flushes != controlSawFlushes;
             group.progressLocked();
             flushPending();
-            controlSawProgress = group.progressCount();
-            controlSawFlushes = flushes;
-            if (txPending == 0 && !sendsInFlight()) {
-                return FLUSHED;
-            }
-            // bytes held back leave when someone looks at this connection (its reads, writes and
-            // readiness checks all flush); a send in flight, when anyone progresses the worker
-            return (txPending > 0 ? othersFlushed : othersProgressed) ? FLUSH_AGAIN_LATER : FLUSH_AGAIN;
+            return txPending > 0 || sendsInFlight();
         } catch (UcxException | RuntimeException e) {
-            return FLUSHED;
+            return false;
         } finally {
             lock.unlock();
         }
     }
-
-    // the group's progress count, and our flushes, after the control loop's last flush of this connection
-    private long controlSawProgress = -1;
-    private long controlSawFlushes = -1;
-    // looks at held-back bytes so far (flushPending, and writes, which post them themselves); under lock
-    private long flushes;
 
     /**
      * The control loop stops watching: true unless bytes are held back or a send is in

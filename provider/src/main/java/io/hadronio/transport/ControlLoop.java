@@ -155,8 +155,7 @@ public final class ControlLoop implements Runnable {
         while (running) {
             try {
                 takeFlushRequests();
-                long timeout = ticking.isEmpty() && flushing.isEmpty() ? (handshakes.isEmpty() ? 0 : 10)
-                        : ticking.isEmpty() ? flushMillis : 1;
+                long timeout = ticking.isEmpty() && flushing.isEmpty() ? (handshakes.isEmpty() ? 0 : 10) : 1;
                 if (timeout == 0) {
                     // announce the open-ended sleep before the last look at the flush requests,
                     // so that a writer adding one after that look sees the flag and wakes us
@@ -220,10 +219,9 @@ public final class ControlLoop implements Runnable {
     void flushUntilSent(Connection connection) {
         flushRequests.add(connection);
         // the loop ticks every millisecond while it flushes anything; only an open-ended
-        // sleep, or a tick that backed off, needs a wake-up (an eventfd write per held-back
-        // burst cost streaming writers a fifth of their time; a connection stays watched for
-        // FLUSH_GRACE_NANOS after its last need, so a stream asks once)
-        if (sleepingUntilWoken || flushMillis > 1) {
+        // sleep needs a wake-up (an eventfd write per held-back burst cost streaming writers
+        // a fifth of their time)
+        if (sleepingUntilWoken) {
             selector.wakeup();
         }
     }
@@ -243,33 +241,18 @@ public final class ControlLoop implements Runnable {
      */
     private void flushWaitingBytes() {
         if (flushing.isEmpty()) {
-            flushMillis = 1;
             return;
         }
         long now = System.nanoTime();
-        boolean othersProgress = true;
         for (var it = flushing.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
-            int r = e.getKey().flushFromControl();
-            if (r != Connection.FLUSHED) {
+            if (e.getKey().flushFromControl()) {
                 e.setValue(now);
-                othersProgress &= r == Connection.FLUSH_AGAIN_LATER;
             } else if (now - e.getValue() > FLUSH_GRACE_NANOS && e.getKey().endFlushWatch()) {
                 it.remove();
             }
         }
-        // while the application's threads look at these connections and progress their workers
-        // themselves, their held-back bytes and sends in flight leave without us: look less and
-        // less often, up to MAX_FLUSH_MILLIS (each tick took the core from an application thread
-        // pinned with us: a 1 MiB ping-pong woke this thread ~1,500 times a second, its main
-        // thread spent 5-13 % of its time waiting for the core, and runs fell into a mode twice
-        // as slow more often). A connection nobody else looks at brings the tick back to 1 ms.
-        flushMillis = othersProgress ? Math.min(2 * flushMillis, MAX_FLUSH_MILLIS) : 1;
     }
-
-    // the flush tick: 1 ms, backing off to MAX_FLUSH_MILLIS while others progress (see flushWaitingBytes)
-    private volatile int flushMillis = 1;
-    private static final int MAX_FLUSH_MILLIS = 16;
 
     // ---- listeners and server-side handshakes -------------------------------------------------
 

@@ -238,16 +238,6 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     /** Progresses once unless another thread is progressing right now. Returns events handled. */
-    // progresses so far, under lock: the control loop sees from it whether the application's
-    // threads progress the worker themselves (then its flush ticks back off)
-    private long progressCount;
-
-    /** Progresses of this worker so far (under the lock). */
-    long progressCount() {
-        assert lock.isHeldByCurrentThread();
-        return progressCount;
-    }
-
     public int progressOnce() {
         final ReentrantLock l = lock;
         if (!l.tryLock()) {
@@ -266,7 +256,6 @@ public final class WorkerGroup implements AutoCloseable {
      */
     int progressLocked() {
         assert lock.isHeldByCurrentThread();
-        progressCount++;
         int events = worker.progress();
         if (wakeAfterProgress) {
             // an endpoint failed inside that progress: everyone must look
