@@ -91,9 +91,6 @@ public final class LocalRendezvous {
     private final Thread thread;
     // port -> its abstract socket; guarded by itself
     private final Map<Integer, Listener> listeners = new HashMap<>();
-    // ports whose name is wanted by a listener but held elsewhere (another process); the
-    // rendezvous thread tries to bind them every POLL_WITH_DEADLINES_MS. Guarded by listeners
-    private int namesWanted;
     // this JVM's rendezvous names: port -> the instance bound to it (providers in one JVM each
     // have their own rendezvous, and a name one of them only keeps for upgrades it gives up).
     // Binding a name takes NAME_LOCK, then an instance's listeners (never the other way round)
@@ -112,7 +109,11 @@ public final class LocalRendezvous {
     record Registration(InetAddress clientAddress, int clientPort, int destinationPort) {
     }
 
-    private static final class Listener {
+    /** What {@link #hold} gives and {@link #release} takes back: the port's listener as it was held. */
+    public interface Hold {
+    }
+
+    private static final class Listener implements Hold {
         final int port;
         // null while another process (or a listener of this JVM on another address) holds the name
         UnixSeqpacket socket;
@@ -199,7 +200,7 @@ public final class LocalRendezvous {
                     l = new Listener(port, null);
                     listeners.put(port, l);
                     if (!bindName(l)) {
-                        namesWanted++;
+                        // the rendezvous thread tries again at every pass, 100 ms apart (retryWantedNames)
                         LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(port) + " is held by "
                                 + "another process: local clients of port " + port + " use plain TCP until it "
                                 + "is free");
@@ -217,7 +218,7 @@ public final class LocalRendezvous {
      * Binds the port's abstract name for {@code l}; true when it has it. A name another
      * rendezvous of this JVM keeps only for upgrades of connections its closed listener
      * accepted is taken over (those connections stay plain): a new listener's clients
-     * matter more than an old listener's late upgrades. Under NAMES and listeners.
+     * matter more than an old listener's late upgrades. Under NAME_LOCK and listeners.
      */
     private boolean bindName(Listener l) {
         try {
@@ -262,8 +263,6 @@ public final class LocalRendezvous {
             l.socket.close();
             l.socket = null;
             NAMES.remove(l.port, this);
-        } else {
-            namesWanted--;
         }
     }
 
@@ -271,12 +270,8 @@ public final class LocalRendezvous {
     private void retryWantedNames() {
         synchronized (NAME_LOCK) {
             synchronized (listeners) {
-                if (namesWanted == 0) {
-                    return;
-                }
                 for (Listener l : listeners.values()) {
                     if (l.socket == null && bindName(l)) {
-                        namesWanted--;
                         LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(l.port)
                                 + " is ours now: local clients of port " + l.port + " are accelerated again");
                     }
@@ -308,7 +303,7 @@ public final class LocalRendezvous {
      * rendezvous socket stays open until {@link #release} even if the listener closes
      * (a server that accepts one connection and closes its listener is common).
      */
-    public Object hold(int port) {
+    public Hold hold(int port) {
         synchronized (listeners) {
             Listener l = listeners.get(port);
             if (l == null || l.socket == null) {
@@ -320,7 +315,7 @@ public final class LocalRendezvous {
     }
 
     /** Ends a {@link #hold}: {@code hold} is what it returned. */
-    public void release(Object hold) {
+    public void release(Hold hold) {
         Listener l = (Listener) hold;
         synchronized (listeners) {
             if (--l.holds > 0 || !l.bound.isEmpty() || listeners.get(l.port) != l) {
@@ -385,14 +380,15 @@ public final class LocalRendezvous {
                 pollSet.add(wake.fd(), PollSet.POLLIN);
                 retryWantedNames();
                 List<UnixSeqpacket> polledListeners = new ArrayList<>();
-                boolean wanted;
+                boolean wanted = false;
                 synchronized (listeners) {
                     for (Listener l : listeners.values()) {
                         if (l.socket != null) {
                             polledListeners.add(l.socket);
+                        } else {
+                            wanted = true;
                         }
                     }
-                    wanted = namesWanted > 0;
                 }
                 for (UnixSeqpacket l : polledListeners) {
                     pollSet.add(l.fd(), PollSet.POLLIN);

@@ -26,7 +26,8 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
     private final Map<Integer, UpgradeSession> sessions = new HashMap<>();
     private long nextPurge;
 
-    private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline, Object hold) {
+    private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline,
+                            LocalRendezvous.Hold hold) {
     }
 
     Upgrades(UcxRuntime runtime) {
@@ -73,7 +74,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 if (s != null) {
                     sessions.put(k, s);
                 }
-                Object hold = runtime.peers().rendezvous().hold(serverPort);
+                LocalRendezvous.Hold hold = runtime.peers().rendezvous().hold(serverPort);
                 accepted.put(k, new Accepted(life, client.getAddress(), System.nanoTime() + expiryNanos, hold));
                 return;
             }

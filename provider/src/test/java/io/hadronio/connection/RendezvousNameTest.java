@@ -43,7 +43,7 @@ class RendezvousNameTest {
         LocalRendezvous client = new LocalRendezvous(KEY, 2_000);
         int port = unusedPort();
         old.listen(LOOPBACK, port, NOBODY);
-        Object hold = old.hold(port);
+        LocalRendezvous.Hold hold = old.hold(port);
         assertNotNull(hold, "a listener with its name holds it for an accepted connection");
         old.unlisten(LOOPBACK, port, NOBODY);
 
