@@ -10,8 +10,6 @@ import io.hadronio.ucx.Ucx;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -124,37 +122,9 @@ class AppBenchmarksSmokeTest {
                 .findFirst().orElseThrow(() -> new AssertionError("no " + key + " in " + line));
     }
 
-    /**
-     * Ports free on 127.0.0.1 now (JGroups' TCPPING needs every member's before any starts),
-     * below the kernel's ephemeral range: one from that range can be taken by another
-     * member's outgoing connection before its member binds it (seen in JGroupsTest).
-     */
+    /** Ports free on 127.0.0.1 now (JGroups' TCPPING needs every member's before any starts). */
     private static int[] freePorts(int n) throws IOException {
-        int ephemeralLow = 32768;
-        try {
-            String range = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
-            ephemeralLow = Integer.parseInt(range.trim().split("\\s+")[0]);
-        } catch (IOException | RuntimeException e) {
-            // the usual default
-        }
-        int low = 10_000;
-        int high = Math.max(low + 1_000, ephemeralLow - 200);
-        java.util.Random random = new java.util.Random();
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            while (sockets.size() < n) {
-                try {
-                    sockets.add(new ServerSocket(low + random.nextInt(high - low), 1, InetAddress.getLoopbackAddress()));
-                } catch (IOException taken) {
-                    // try another
-                }
-            }
-            return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
-        } finally {
-            for (ServerSocket s : sockets) {
-                s.close();
-            }
-        }
+        return io.hadronio.app.jgroups.MemberPorts.free(n);
     }
 
     /** {@code hadronio args} in a JVM of this class path on {@code provider}. */

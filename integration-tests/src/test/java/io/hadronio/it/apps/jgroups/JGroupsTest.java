@@ -10,8 +10,6 @@ import io.hadronio.it.apps.CompatRecord;
 import io.hadronio.it.apps.Pairing;
 import io.hadronio.it.apps.Side;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,39 +36,9 @@ class JGroupsTest {
         return Pairing.all();
     }
 
-    /**
-     * Free ports on 127.0.0.1 for the members (TCPPING needs them before any member starts),
-     * below the kernel's ephemeral range: a port from that range, free when we looked, was
-     * once taken by another member's outgoing connection before its member could bind it
-     * ({@code BindException: No available port}). JGroups' FD_SOCK2 listens 100 above.
-     */
+    /** Free ports on 127.0.0.1 for the members (TCPPING needs them before any member starts). */
     static int[] freePorts(int n) throws IOException {
-        int ephemeralLow = 32768;
-        try {
-            String range = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
-            ephemeralLow = Integer.parseInt(range.trim().split("\\s+")[0]);
-        } catch (IOException | RuntimeException e) {
-            // the usual default
-        }
-        int low = 10_000;
-        int high = Math.max(low + 1_000, ephemeralLow - 200);
-        java.util.Random random = new java.util.Random();
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            while (sockets.size() < n) {
-                int port = low + random.nextInt(high - low);
-                try {
-                    sockets.add(new ServerSocket(port, 1, InetAddress.getLoopbackAddress()));
-                } catch (IOException taken) {
-                    // try another
-                }
-            }
-            return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
-        } finally {
-            for (ServerSocket s : sockets) {
-                s.close();
-            }
-        }
+        return io.hadronio.app.jgroups.MemberPorts.free(n);
     }
 
     static ChildJvm member(Side side, int index, int[] ports, String classPath) throws Exception {
