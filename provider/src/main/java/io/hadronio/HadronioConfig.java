@@ -39,11 +39,15 @@ import java.util.TreeMap;
  *                         may start its upgrade, in microseconds; it starts at a later write than the first
  *                         after that, or once 64 KiB were read (default 1000: a connection closed sooner, or one
  *                         that sends one request and reads its answer, costs nothing for it)
+ * @param hugePagesBytes   {@code hadronio.hugepages}: at most this many bytes of connections' send and receive areas
+ *                         lie in transparent huge pages, which makes large messages over shared memory faster; a
+ *                         2 MiB page is resident as a whole once touched (default 64m; 0 turns it off;
+ *                         {@code platform/HugePagePool})
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
                              long spinMicros, boolean spinYields, int handshakeMillis, Map<String, String> ucx,
                              java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis,
-                             boolean kernelTcp, boolean upgrade, long upgradeDelayMicros) {
+                             boolean kernelTcp, boolean upgrade, long upgradeDelayMicros, long hugePagesBytes) {
 
     /** {@code hadronio.upgrade.delay} in nanoseconds. */
     public long upgradeDelayNanos() {
@@ -145,7 +149,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 (int) number(p, "hadronio.remote.detect.timeout", 200, 1, 60_000),
                 bool(p, "hadronio.kernel.tcp", true),
                 bool(p, "hadronio.upgrade", true),
-                number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000));
+                number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000),
+                size(p, "hadronio.hugepages", 64L << 20, 0, 1L << 40));
     }
 
     private static java.nio.file.Path secretFile(Properties p, String name) {
@@ -209,7 +214,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
             Map.entry("hadronio.remote.detect.timeout", "milliseconds"),
             Map.entry("hadronio.kernel.tcp", "true|false"),
             Map.entry("hadronio.upgrade", "true|false"),
-            Map.entry("hadronio.upgrade.delay", "microseconds")));
+            Map.entry("hadronio.upgrade.delay", "microseconds"),
+            Map.entry("hadronio.hugepages", "bytes, 0 (off) or more")));
 
     private static IllegalArgumentException bad(String name, String value, String expected) {
         return new IllegalArgumentException("invalid value for system property " + name + ": '" + value
@@ -294,7 +300,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 + workers + ", polling=" + polling.name().toLowerCase(Locale.ROOT)
                 + (polling == Polling.ADAPTIVE ? ", polling.spin=" + spinMicros + "us"
                         + (spinYields ? "" : ", polling.yield=false") : "")
-                + ", handshake.timeout=" + handshakeMillis + "ms"
+                + ", handshake.timeout=" + handshakeMillis + "ms, hugepages=" + (hugePagesBytes >> 20) + "m"
                 + (remoteNetworks.isEmpty() ? "" : ", remote.networks=" + remoteNetworks + ", remote.detect.timeout="
                 + detectMillis + "ms") + (ucx.isEmpty() ? "" : ", ucx=" + ucx);
     }

@@ -5,6 +5,7 @@ import io.hadronio.ucx.UcsStatus;
 import io.hadronio.ucx.UcxEndpoint;
 import io.hadronio.ucx.UcxException;
 import io.hadronio.ucx.UcxWorker;
+import io.hadronio.platform.HugePagePool;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -87,6 +88,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private final ControlLoop control;
     private final UcxWorker worker;
     private final ReentrantLock lock;
+    // where the receive and send areas come from (huge pages within a budget)
+    private final HugePagePool areas;
     // memory of this connection: slices, slots, credit words; freed by release()
     private final Arena arena;
     // bytes allocated in it (counted in MEMORY_BYTES)
@@ -153,8 +156,8 @@ public final class Connection implements WorkerGroup.Readiness {
     // whose state (end-of-stream, reset, close) this data path obeys; it keeps none of its own
     private final ConnectionLifecycle life;
 
-    Connection(ConnectionLifecycle life, WorkerGroup group, ControlLoop control, int sliceSize, int sliceCount)
-            throws UcxException {
+    Connection(ConnectionLifecycle life, WorkerGroup group, ControlLoop control, HugePagePool areas, int sliceSize,
+               int sliceCount) throws UcxException {
         this.life = life;
         this.group = group;
         this.control = control;
@@ -164,7 +167,8 @@ public final class Connection implements WorkerGroup.Readiness {
         this.rxSliceSize = sliceSize;
         this.rxSliceCount = sliceCount;
         this.arena = Arena.ofShared();
-        this.rxArea = io.hadronio.platform.NativeMemory.allocate((long) sliceSize * sliceCount, arena);
+        this.areas = areas;
+        this.rxArea = areas.allocate((long) sliceSize * sliceCount, arena);
         this.rxView = rxArea.asByteBuffer();
         this.rxRequests = new long[sliceCount];
         this.rxImmediate = new int[sliceCount];
@@ -215,7 +219,7 @@ public final class Connection implements WorkerGroup.Readiness {
             this.remoteId = peerId;
             this.txSliceSize = peerSliceSize;
             this.txSliceCount = peerSliceCount;
-            this.txArea = io.hadronio.platform.NativeMemory.allocate((long) peerSliceSize * peerSliceCount, arena);
+            this.txArea = areas.allocate((long) peerSliceSize * peerSliceCount, arena);
             countMemory((long) peerSliceSize * peerSliceCount);
             this.txView = txArea.asByteBuffer();
             this.txRequests = new long[peerSliceCount];

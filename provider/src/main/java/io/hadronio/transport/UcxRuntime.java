@@ -25,6 +25,8 @@ public final class UcxRuntime {
     private final Peers peers;
     // null unless hadronio.upgrade is on
     private final Upgrades upgrades;
+    // connections' send and receive areas: huge pages up to hadronio.hugepages, then ordinary ones
+    private final io.hadronio.platform.HugePagePool areas;
 
     private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform,
                        Peers peers) throws IOException {
@@ -35,6 +37,7 @@ public final class UcxRuntime {
         this.peers = peers;
         this.control = new ControlLoop(this, platform);
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
+        this.areas = new io.hadronio.platform.HugePagePool(config.hugePagesBytes());
     }
 
     /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off. */
@@ -167,6 +170,7 @@ public final class UcxRuntime {
         counts.put("connections.memory", (long) Connection.memoryLive());
         counts.put("connections.memory.bytes", Connection.memoryBytes());
         counts.put("connections.memory.retained", (long) Connection.memoryRetained());
+        counts.put("connections.memory.hugepages.bytes", areas.mappedBytes());
         counts.put("rendezvous.expected", (long) peers.rendezvous().expectedRegistrations());
         counts.putAll(control.counts());
         return java.util.Collections.unmodifiableMap(counts);
@@ -175,6 +179,6 @@ public final class UcxRuntime {
     /** A new connection half on the next worker group (round robin), receives posted. */
     Connection newConnection(ConnectionLifecycle life) throws UcxException {
         WorkerGroup group = groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
-        return new Connection(life, group, control, config.sliceSize(), config.sliceCount());
+        return new Connection(life, group, control, areas, config.sliceSize(), config.sliceCount());
     }
 }

@@ -1,0 +1,220 @@
+package io.hadronio.platform;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Connections' send and receive areas in transparent huge pages, up to a budget; beyond it, or
+ * where the kernel has no transparent huge pages, {@link NativeMemory} as before.
+ *
+ * <p>Why: with shared memory, UCX moves every message above its eager limit with
+ * {@code process_vm_readv} ({@code cma}), which pins the sender's pages one by one, and both
+ * copies of a message (application buffer ↔ area) walk the areas page by page. In 2 MiB pages a
+ * 1 MiB round trip took ~210 µs instead of ~300 and a 256 KiB one ~55 µs instead of ~76
+ * (docs/benchmarks/blocking.md).
+ *
+ * <p>How: 2 MiB chunks, each {@code mmap}ed on its own, aligned to 2 MiB and advised
+ * {@code MADV_HUGEPAGE}, cut into equal blocks of one area size (a power of two from 64 KiB to
+ * 2 MiB: the default 8 × 64 KiB area is a quarter of a chunk). The cost: a chunk becomes resident
+ * as a whole at its first touch, where 4 KiB pages appear one by one; so at most {@code budget}
+ * bytes are ever mapped here ({@code hadronio.hugepages}), the rest of the connections get
+ * ordinary pages. A chunk whose blocks are all free is unmapped, except one per area size kept
+ * for the next connection (connection churn would otherwise fault in and zero 2 MiB each time).
+ *
+ * <p>Allocation happens at connection set-up and release, never on the data path, so one lock.
+ */
+public final class HugePagePool {
+    /** The size of a transparent huge page on x86-64 and of our chunks. */
+    public static final long CHUNK = 2L << 20;
+    static final long MIN_BLOCK = 64L << 10;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    /** {@snippet lang=c : void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset); } */
+    private static final MethodHandle MH$mmap = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("mmap").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+    /** {@snippet lang=c : int munmap(void *addr, size_t length); } */
+    private static final MethodHandle MH$munmap = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("munmap").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+    /** {@snippet lang=c : int madvise(void *addr, size_t length, int advice); } */
+    private static final MethodHandle MH$madvise = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("madvise").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+    private static final int PROT_READ_WRITE = 0x1 | 0x2;
+    private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
+    private static final int MADV_HUGEPAGE = 14;
+
+    /** One mapped chunk, cut into blocks of one size; {@code free} has a bit per free block. */
+    private static final class Chunk {
+        final long address;
+        final long blockSize;
+        final int blocks;
+        long free;
+
+        Chunk(long address, long blockSize) {
+            this.address = address;
+            this.blockSize = blockSize;
+            this.blocks = (int) (CHUNK / blockSize);
+            this.free = blocks == 64 ? -1L : (1L << blocks) - 1;
+        }
+
+        boolean empty() {
+            return Long.bitCount(free) == blocks;
+        }
+    }
+
+    private final long budget;
+    // chunks by address, and by block size those with a free block (guarded by this)
+    private final Map<Long, Chunk> chunks = new HashMap<>();
+    private final Map<Long, List<Chunk>> withFree = new HashMap<>();
+    private long mapped;
+    private long blocksInUse;
+
+    /**
+     * @param budget most bytes mapped in huge-page chunks at once; 0, or a kernel without
+     *               transparent huge pages, turns the pool off
+     */
+    public HugePagePool(long budget) {
+        this.budget = budget >= CHUNK && transparentHugePagesUsable() ? budget : 0;
+    }
+
+    /** True when areas may come from huge pages here at all. */
+    public boolean enabled() {
+        return budget > 0;
+    }
+
+    /**
+     * {@code size} bytes, aligned to at least 4 KiB, not zeroed, released with {@code arena}:
+     * from a huge-page chunk when the size fits one (a power of two, 64 KiB to 2 MiB) and the
+     * budget allows, otherwise from {@link NativeMemory}.
+     */
+    public MemorySegment allocate(long size, Arena arena) {
+        if (budget > 0 && size >= MIN_BLOCK && size <= CHUNK && Long.bitCount(size) == 1) {
+            long address = take(size);
+            if (address != 0) {
+                return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> give(s.address()));
+            }
+        }
+        return NativeMemory.allocate(size, arena);
+    }
+
+    /** Bytes mapped in huge-page chunks now (blocks in use and free ones). */
+    public synchronized long mappedBytes() {
+        return mapped;
+    }
+
+    /** Blocks handed out and not given back yet. */
+    public synchronized long blocksInUse() {
+        return blocksInUse;
+    }
+
+    private synchronized long take(long blockSize) {
+        List<Chunk> list = withFree.computeIfAbsent(blockSize, k -> new ArrayList<>());
+        Chunk chunk = list.isEmpty() ? null : list.get(list.size() - 1);
+        if (chunk == null) {
+            if (mapped + CHUNK > budget) {
+                return 0;
+            }
+            long address = mapChunk();
+            if (address == 0) {
+                return 0;
+            }
+            mapped += CHUNK;
+            chunk = new Chunk(address, blockSize);
+            chunks.put(address, chunk);
+            list.add(chunk);
+        }
+        int block = Long.numberOfTrailingZeros(chunk.free);
+        chunk.free &= ~(1L << block);
+        if (chunk.free == 0) {
+            list.remove(list.size() - 1);
+        }
+        blocksInUse++;
+        return chunk.address + block * blockSize;
+    }
+
+    private synchronized void give(long address) {
+        Chunk chunk = chunks.get(address & -CHUNK);
+        if (chunk == null) {
+            throw new IllegalStateException("not a huge-page block: 0x" + Long.toHexString(address));
+        }
+        int block = (int) ((address - chunk.address) / chunk.blockSize);
+        List<Chunk> list = withFree.get(chunk.blockSize);
+        if (chunk.free == 0) {
+            list.add(chunk);
+        }
+        chunk.free |= 1L << block;
+        blocksInUse--;
+        if (chunk.empty()) {
+            // keep one empty chunk per size for the next connection, unmap the others
+            long emptyOnes = list.stream().filter(Chunk::empty).count();
+            if (emptyOnes > 1) {
+                list.remove(chunk);
+                chunks.remove(chunk.address);
+                unmap(chunk.address, CHUNK);
+                mapped -= CHUNK;
+            }
+        }
+    }
+
+    /**
+     * True when the kernel gives transparent huge pages to a region that asks for them
+     * ({@code always} or {@code madvise} in {@code /sys/kernel/mm/transparent_hugepage/enabled}).
+     */
+    static boolean transparentHugePagesUsable() {
+        try {
+            String mode = java.nio.file.Files.readString(java.nio.file.Path.of("/sys/kernel/mm/transparent_hugepage/enabled"));
+            return mode.contains("[always]") || mode.contains("[madvise]");
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** A fresh 2 MiB mapping aligned to 2 MiB and advised into huge pages; 0 when none could be had. */
+    private static long mapChunk() {
+        try {
+            // map twice the size and cut off what lies before and after an aligned chunk
+            long base = (long) MH$mmap.invokeExact(0L, 2 * CHUNK, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
+            if (base == -1L || base == 0L) {
+                return 0;
+            }
+            long aligned = (base + CHUNK - 1) & -CHUNK;
+            if (aligned > base) {
+                unmap(base, aligned - base);
+            }
+            long end = base + 2 * CHUNK;
+            if (end > aligned + CHUNK) {
+                unmap(aligned + CHUNK, end - (aligned + CHUNK));
+            }
+            // refused (a kernel built without it): ordinary pages, still correct
+            int ignored = (int) MH$madvise.invokeExact(aligned, CHUNK, MADV_HUGEPAGE);
+            return aligned;
+        } catch (Throwable t) {
+            throw new AssertionError("mmap", t);
+        }
+    }
+
+    private static void unmap(long address, long length) {
+        try {
+            int r = (int) MH$munmap.invokeExact(address, length);
+            if (r != 0) {
+                throw new IllegalStateException("munmap(0x" + Long.toHexString(address) + ", " + length + ") failed");
+            }
+        } catch (IllegalStateException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("munmap", t);
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package io.hadronio;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class HadronioConfigTest {
+    private static HadronioConfig with(String name, String value) {
+        Properties p = new Properties();
+        p.setProperty(name, value);
+        return HadronioConfig.from(p);
+    }
+
+    @Test
+    void hugePagesTakeASizeAndZeroTurnsThemOff() {
+        assertEquals(64L << 20, HadronioConfig.from(new Properties()).hugePagesBytes());
+        assertEquals(0, with("hadronio.hugepages", "0").hugePagesBytes());
+        assertEquals(16L << 20, with("hadronio.hugepages", "16m").hugePagesBytes());
+    }
+
+    @Test
+    void aBadValueNamesThePropertyAndTheValue() {
+        for (String bad : new String[] {"-1", "lots", "2g"}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> with("hadronio.hugepages", bad));
+            assertTrue(e.getMessage().contains("hadronio.hugepages") && e.getMessage().contains(bad), e.getMessage());
+        }
+        var e = assertThrows(IllegalArgumentException.class, () -> with("hadronio.hugepage", "1m"));
+        assertTrue(e.getMessage().contains("unknown hadroNIO property hadronio.hugepage=1m"), e.getMessage());
+    }
+}
