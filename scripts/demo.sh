@@ -111,6 +111,12 @@ wait_bg() {
   fi
 }
 
+# machine_probe: the machine's cross-core copy rate now, GB/s per round ("hadronio machine")
+machine_probe() {
+  taskset -c "$SERVER_CPU,$CLIENT_CPU" "$JAVA_HOME/bin/java" -jar "$APP_JAR" machine -r 2 -d 300 2>/dev/null |
+    sed -n 's/^RESULT kind=cross-core-copy gb_per_s=\([^ ]*\).*/\1/p' | tr ',' '/' || true
+}
+
 show_log() { echo "----- $1" >&2; tail -n 30 "$1" >&2 || true; echo "-----" >&2; }
 
 # free_port: a TCP port nobody listens on now
@@ -494,7 +500,7 @@ run_section_evaluate() {
 print_section_evaluate() {
   echo
   echo "hadronio evaluate --profile $PROFILE: JDK provider vs hadroNIO vs the UCX binding, 127.0.0.1, server on core $SERVER_CPU, client on core $CLIENT_CPU"
-  echo "(means of the profile's repetitions; the report with figures and every size: $LOG_DIR/evaluation/EVALUATION.md)"
+  echo "(medians of the profile's repetitions; the report with figures and every size: $LOG_DIR/evaluation/EVALUATION.md)"
   echo
   sed -n '/^| mode /,/^$/p' "$LOG_DIR/evaluate.txt"
   grep '^Never slower' "$LOG_DIR/evaluate.txt" || true
@@ -551,10 +557,12 @@ main() {
   [ -f "$APP_JAR" ] || die "$APP_JAR missing; build first"
   mkdir -p "$LOG_DIR"
   note "JDK $JAVA_HOME, $(ucx_info -v | sed -n 's/^# Version /UCX /p'), $cpus cores, logs in $LOG_DIR"
-  local start=$SECONDS section load0
+  local start=$SECONDS section load0 machine=""
   load0="$(cut -d' ' -f1-3 /proc/loadavg)"
   for section in $SECTIONS; do
+    machine+="$section: before $(machine_probe)"
     "run_section_$section"
+    machine+=", after $(machine_probe); "
   done
   {
     for section in $SECTIONS; do
@@ -562,6 +570,9 @@ main() {
     done
     # the benchmarks keep two cores busy themselves (load ~2); more means other work competed
     echo "load average (1/5/15 min) before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    # this VM moves memory between its two cores at ~8 GB/s for a while, then at ~2 GB/s for seconds to
+    # minutes; large transfers on both providers slow down with it (docs/benchmarks/blocking.md)
+    echo "cross-core copy rate of the machine (hadronio machine, GB/s; ~2 means its slow state): ${machine%; }"
   } | tee -a "$LOG_DIR/table.md"
   note "done in $((SECONDS - start)) s; raw output in $LOG_DIR"
 }

@@ -13,8 +13,11 @@ public enum Profile {
      * everything runs and writes its files, not how fast: its figures mean nothing.
      */
     SMOKE(List.of(64, 65536), 1, 0.02, List.of("-XX:TieredStopAtLevel=1")),
-    /** The demo: sizes 4 B..1 MiB in powers of 4, one repetition. */
-    QUICK(Sizes.powersOf(4), 1, 0.1, List.of()),
+    /**
+     * The demo: sizes 4 B..1 MiB in powers of 4, three repetitions (the summary takes their
+     * medians: one repetition caught in one of this machine's slow spells must not decide a point).
+     */
+    QUICK(Sizes.powersOf(4), 3, 0.1, List.of()),
     /** The published figures: sizes 4 B..1 MiB in powers of 2, five repetitions. */
     FULL(Sizes.powersOf(2), 5, 0.25, List.of());
 

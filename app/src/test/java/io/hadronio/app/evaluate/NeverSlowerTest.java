@@ -34,7 +34,7 @@ class NeverSlowerTest {
                 run(Provider.HADRONIO, Mode.NETTY, Metric.LATENCY, 65536, 0, 10),
                 // the binding is the ceiling, not a side of the promise
                 run(Provider.UCX, Mode.RAW, Metric.LATENCY, 4, 0, 1)));
-        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 3 points (mode, metric, size; means);"
+        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 3 points (mode, metric, size; medians);"
                 + " behind (the JDK's speed = 1) at: blocking throughput 4 B 0.50×, netty latency 4 B 0.80×.\n", line);
     }
 
@@ -43,7 +43,7 @@ class NeverSlowerTest {
         String line = line(List.of(
                 run(Provider.JDK, Mode.NONBLOCKING, Metric.LATENCY, 8, 0, 30),
                 run(Provider.HADRONIO, Mode.NONBLOCKING, Metric.LATENCY, 8, 0, 1)));
-        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 1 points (mode, metric, size; means).\n",
+        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 1 points (mode, metric, size; medians).\n",
                 line);
     }
 }
