@@ -41,7 +41,7 @@ import java.util.TreeMap;
  *                         that sends one request and reads its answer, costs nothing for it)
  * @param hugePagesBytes   {@code hadronio.hugepages}: at most this many bytes of connections' send and receive areas
  *                         lie in transparent huge pages, which makes large messages over shared memory faster; a
- *                         2 MiB page is resident as a whole once touched (default 64m; 0 turns it off;
+ *                         2 MiB page is resident as a whole once touched (default 32m; 0 turns it off;
  *                         {@code platform/HugePagePool})
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
@@ -150,7 +150,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 bool(p, "hadronio.kernel.tcp", true),
                 bool(p, "hadronio.upgrade", true),
                 number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000),
-                size(p, "hadronio.hugepages", 64L << 20, 0, 1L << 40));
+                size(p, "hadronio.hugepages", 32L << 20, 0, 1L << 40));
     }
 
     private static java.nio.file.Path secretFile(Properties p, String name) {

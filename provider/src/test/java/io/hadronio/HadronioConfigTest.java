@@ -16,7 +16,7 @@ class HadronioConfigTest {
 
     @Test
     void hugePagesTakeASizeAndZeroTurnsThemOff() {
-        assertEquals(64L << 20, HadronioConfig.from(new Properties()).hugePagesBytes());
+        assertEquals(32L << 20, HadronioConfig.from(new Properties()).hugePagesBytes());
         assertEquals(0, with("hadronio.hugepages", "0").hugePagesBytes());
         assertEquals(16L << 20, with("hadronio.hugepages", "16m").hugePagesBytes());
     }

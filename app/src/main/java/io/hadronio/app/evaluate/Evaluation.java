@@ -82,7 +82,7 @@ final class Evaluation {
                         + " " + first.provider().label() + ", " + points.size() + " sizes");
                 // every measured size finds the JVMs warmed up by the pair's unmeasured first pass
                 List<RunRecord> done = pair.run(points, RunSizing.warmupPass(first, profile.windowSeconds()),
-                        points.stream().map(p -> RunSizing.of(p, profile.windowSeconds(), false)).toList(), rep);
+                        points.stream().map(p -> RunSizing.of(p, profile.windowSeconds())).toList(), rep);
                 records.addAll(done);
                 progress.finished();
                 done.stream().filter(r -> !r.ok()).findFirst().ifPresent(r -> progressOut.println((inPlace ? "\n" : "")

@@ -18,17 +18,17 @@ record RunSizing(int messages, int warmup) {
     // warm-up never shorter than this many operations, so that the JIT has compiled the loop
     private static final int MIN_WARMUP = 2_000;
 
-    /**
-     * @param firstOfPair the first pass of a JVM pair (its unmeasured warm-up pass): its warm-up also has to get the
-     *                    JIT through the benchmark loop, where a later size's only has to bring in that size's paths
-     */
-    static RunSizing of(Point point, double windowSeconds, boolean firstOfPair) {
+    /** A measured run of {@code point}: about one window of operations, after its warm-up. */
+    static RunSizing of(Point point, double windowSeconds) {
         double micros = expectedMicros(point);
         int messages = (int) Math.max(MIN_MESSAGES, Math.min(MAX_MESSAGES, windowSeconds * 1e6 / micros));
-        // the warm-up is as long as the measurement, at least MIN_WARMUP operations, but for a large message
-        // no longer than 4 windows (the pair's first size) or 1 window (a later one, the JIT already warm)
-        double longest = (firstOfPair ? 4 : 1) * windowSeconds * 1e6 / micros;
-        int warmup = (int) Math.min(Math.max(messages, MIN_WARMUP), Math.max(MIN_MESSAGES, longest));
+        // the warm-up is as long as the measurement and at least MIN_WARMUP operations, whatever the size: a
+        // large message takes paths of its own (several slices per message, waits for credits) that the smaller
+        // sizes before it did not warm up. Capping it at one window (187 round trips of 1 MiB) measured hadroNIO
+        // before the JIT had compiled them: 1 MiB round trips averaged ~1.4 ms over the first few hundred and
+        // ~0.22 ms after a few thousand, while the JDK's kernel path needs no warming (docs/benchmarks/blocking.md).
+        // It costs the quick profile about a minute, mostly the JDK's 1 MiB round trips.
+        int warmup = Math.max(messages, MIN_WARMUP);
         return new RunSizing(messages, warmup);
     }
 
@@ -40,7 +40,7 @@ record RunSizing(int messages, int warmup) {
      * fell over the first four sizes.
      */
     static RunSizing warmupPass(Point point, double windowSeconds) {
-        RunSizing measured = of(point, windowSeconds, true);
+        RunSizing measured = of(point, windowSeconds);
         double micros = expectedMicros(point);
         int warmup = (int) Math.max(MIN_WARMUP, Math.min(4L * MAX_MESSAGES, 3 * windowSeconds * 1e6 / micros));
         return new RunSizing(measured.messages(), warmup);
