@@ -34,7 +34,7 @@ public final class EvaluateCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = {"-p", "--profile"}, defaultValue = "quick",
-            description = "smoke (CI: 2 sizes, 1 run), quick (sizes in powers of 4, 1 run), full (powers of 2, 5 runs); "
+            description = "smoke (CI: 2 sizes, 1 run), quick (sizes in powers of 4, 3 runs, medians), full (powers of 2, 5 runs); "
                     + "default: ${DEFAULT-VALUE}.")
     String profile;
 
@@ -73,7 +73,7 @@ public final class EvaluateCommand implements Callable<Integer> {
 
     @Option(names = "--load", negatable = true,
             description = "Also run the load mode (N connections at offered rates); default: on for smoke and full, "
-                    + "off for quick, so that the demo's profile takes about two minutes (--no-load skips it).")
+                    + "off for quick, so that the demo's profile takes about four minutes (--no-load skips it).")
     Boolean load;
 
     @Option(names = "--revision", defaultValue = "", paramLabel = "TEXT",
