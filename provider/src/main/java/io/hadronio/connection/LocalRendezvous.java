@@ -227,6 +227,14 @@ public final class LocalRendezvous {
                 LocalRendezvous owner = NAMES.get(l.port);
                 if (owner != null && owner != this && owner.giveUpName(l.port)) {
                     s = UnixSeqpacket.listen(name(l.port), 128);
+                    // the owner's rendezvous thread may still sit in poll() with the socket it just
+                    // closed: the kernel keeps that socket, and with it the name, until the poll returns
+                    // (giveUpName woke it), so the name may be taken for a moment yet
+                    long until = System.nanoTime() + NAME_HANDOVER_NANOS;
+                    while (s == null && System.nanoTime() - until < 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                        s = UnixSeqpacket.listen(name(l.port), 128);
+                    }
                 }
             }
             if (s == null) {
@@ -241,6 +249,9 @@ public final class LocalRendezvous {
             return false;
         }
     }
+
+    // longest a name handed over inside this JVM may still be held by the old owner's poll (bindName)
+    private static final long NAME_HANDOVER_NANOS = 100_000_000;
 
     /** Another rendezvous of this JVM wants our name for {@code port}: gives it up when no listener of ours is bound there. Under NAME_LOCK. */
     private boolean giveUpName(int port) {

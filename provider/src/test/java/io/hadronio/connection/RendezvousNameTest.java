@@ -5,10 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.platform.UnixSeqpacket;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,9 +29,23 @@ class RendezvousNameTest {
     private static final Secret KEY = Secret.of(new byte[Secret.LENGTH]);
     private static final Runnable NOBODY = () -> { };
 
-    /** A port number no test listens on: only its rendezvous name is used here. */
-    private static int unusedPort() {
-        return 40_000 + ThreadLocalRandom.current().nextInt(20_000);
+    // holds the port the test's names belong to, so that no other listener on this host (another test of this JVM,
+    // another process) has it and with it the same rendezvous name: a random port number once collided with one
+    // (a clean-clone run, 2026-11-27: the name was answered by someone else within 10 ms)
+    private final List<ServerSocket> reserved = new ArrayList<>();
+
+    /** A port number nobody else on this host listens on while the test runs: only its rendezvous name is used here. */
+    private int unusedPort() throws IOException {
+        ServerSocket socket = new ServerSocket(0); // the wildcard address: the port is ours on every address
+        reserved.add(socket);
+        return socket.getLocalPort();
+    }
+
+    @AfterEach
+    void releasePorts() throws IOException {
+        for (ServerSocket s : reserved) {
+            s.close();
+        }
     }
 
     /** A client's registration with port {@code port}: true when a rendezvous of ours answered it. */
@@ -43,6 +62,9 @@ class RendezvousNameTest {
         LocalRendezvous client = new LocalRendezvous(KEY, 2_000);
         int port = unusedPort();
         old.listen(LOOPBACK, port, NOBODY);
+        // let old's rendezvous thread sit in poll() with its socket: the kernel keeps a socket it polls, and
+        // with it the name, until that poll returns (without the wait in bindName, 54 of 100 hand-overs failed)
+        Thread.sleep(5);
         LocalRendezvous.Hold hold = old.hold(port);
         assertNotNull(hold, "a listener with its name holds it for an accepted connection");
         old.unlisten(LOOPBACK, port, NOBODY);
