@@ -72,11 +72,14 @@ public final class UcxBenchmark implements AutoCloseable {
     private final int length;
     // outstanding requests of the windowed loops, by slot
     private final long[] ring;
+    // --fresh: the streaming sender's buffer per slot, written before each send; null otherwise
+    private final MemorySegment[] freshBuffers;
+    private byte freshByte;
     // completion time of each ping-pong, nanoseconds
     private final long[] stamps;
 
     private UcxBenchmark(BenchmarkSettings settings, UcxContext context, UcxWorker worker, ControlChannel control,
-            byte[] peerAddress) throws UcxException {
+            byte[] peerAddress, boolean fresh) throws UcxException {
         this.settings = settings;
         this.context = context;
         this.worker = worker;
@@ -95,6 +98,16 @@ public final class UcxBenchmark implements AutoCloseable {
         this.receiveAddress = receive.address();
         this.ackAddress = ack.address();
         this.ring = new long[settings.window()];
+        if (fresh && settings.kind() == BenchmarkSettings.Kind.THROUGHPUT) {
+            // one buffer per outstanding send: a buffer is written again only once its send completed
+            this.freshBuffers = new MemorySegment[settings.window()];
+            for (int i = 0; i < freshBuffers.length; i++) {
+                freshBuffers[i] = arena.allocate(length, 4096);
+                freshBuffers[i].fill((byte) i);
+            }
+        } else {
+            this.freshBuffers = null;
+        }
         this.stamps = settings.kind() == BenchmarkSettings.Kind.LATENCY
                 ? new long[Math.max(settings.messages(), settings.warmup())] : new long[0];
     }
@@ -113,13 +126,19 @@ public final class UcxBenchmark implements AutoCloseable {
      */
     public static BenchmarkReport runClient(BenchmarkSettings settings, InetSocketAddress remote, Duration patience,
             PrintStream log) throws IOException {
+        return runClient(settings, remote, patience, log, false);
+    }
+
+    /** {@link #runClient(BenchmarkSettings, InetSocketAddress, Duration, PrintStream)}; {@code fresh}: see {@code --fresh}. */
+    public static BenchmarkReport runClient(BenchmarkSettings settings, InetSocketAddress remote, Duration patience,
+            PrintStream log, boolean fresh) throws IOException {
         try (UcxContext context = openContext();
                 ControlChannel control = ControlChannel.connect(remote, patience)) {
             UcxWorker worker = context.newWorker(ThreadMode.SINGLE, "benchmark-client");
             control.sendHello(settings, worker.address());
             byte[] serverAddress = control.readReply();
-            try (UcxBenchmark bench = new UcxBenchmark(settings, context, worker, control, serverAddress)) {
-                log.println("connected to " + remote + "; " + settings);
+            try (UcxBenchmark bench = new UcxBenchmark(settings, context, worker, control, serverAddress, fresh)) {
+                log.println("connected to " + remote + "; " + settings + (fresh ? "; fresh data" : ""));
                 bench.printTransport(log);
                 BenchmarkReport report = bench.runClientSide(log);
                 bench.finish();
@@ -215,7 +234,7 @@ public final class UcxBenchmark implements AutoCloseable {
                 }
                 UcxWorker worker = context.newWorker(ThreadMode.SINGLE, "benchmark-server");
                 control.sendReply(null, worker.address());
-                try (UcxBenchmark bench = new UcxBenchmark(settings, context, worker, control, hello.workerAddress())) {
+                try (UcxBenchmark bench = new UcxBenchmark(settings, context, worker, control, hello.workerAddress(), false)) {
                     log.println("client " + control.remoteAddress() + "; " + settings);
                     bench.printTransport(log);
                     BenchmarkReport report = new BenchmarkReport(settings, bench.endpoint.transports(),
@@ -442,7 +461,13 @@ public final class UcxBenchmark implements AutoCloseable {
         if (oldest != UcxWorker.COMPLETED) {
             await(oldest, false, "ucp_tag_send_nbx");
         }
-        slots[slot] = endpoint.tagSend(sendAddress, length, TAG_DATA);
+        if (freshBuffers == null) {
+            slots[slot] = endpoint.tagSend(sendAddress, length, TAG_DATA);
+        } else {
+            MemorySegment b = freshBuffers[slot];
+            b.fill(freshByte++);
+            slots[slot] = endpoint.tagSend(b.address(), length, TAG_DATA);
+        }
         return slot + 1 == slots.length ? 0 : slot + 1;
     }
 

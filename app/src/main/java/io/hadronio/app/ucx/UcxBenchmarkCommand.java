@@ -84,6 +84,11 @@ public final class UcxBenchmarkCommand implements Runnable {
             return 1;
         }
 
+        /** Client: write each message's bytes before sending them (throughput only). */
+        boolean fresh() {
+            return false;
+        }
+
         @Override
         public Integer call() throws Exception {
             if (server == (remote != null)) {
@@ -118,8 +123,8 @@ public final class UcxBenchmarkCommand implements Runnable {
                     for (BenchmarkSettings settings : sizes) {
                         MeasurementWindow.next();
                         BenchmarkReport report = UcxBenchmark.runClient(settings, remote,
-                                Duration.ofSeconds(Math.max(0, connectTimeout)), out);
-                        out.println(report.resultLine());
+                                Duration.ofSeconds(Math.max(0, connectTimeout)), out, fresh());
+                        out.println(report.resultLine() + (fresh() ? " data=fresh" : ""));
                         out.flush();
                     }
                 }
@@ -180,6 +185,18 @@ public final class UcxBenchmarkCommand implements Runnable {
                 description = "Most sends outstanding at once; the server keeps as many receives posted"
                         + " (default: ${DEFAULT-VALUE}).")
         int window;
+
+        @Option(names = "--fresh",
+                description = {"Client: send freshly written bytes, as an application does: one buffer per "
+                        + "outstanding send, each written in full just before its send (window x length bytes). "
+                        + "Without it every send repeats one buffer nobody writes, so the receiver copies "
+                        + "lines the sender never dirtied: a ceiling no application reaches."})
+        boolean fresh;
+
+        @Override
+        boolean fresh() {
+            return fresh;
+        }
 
         @Override
         BenchmarkSettings.Kind kind() {

@@ -93,6 +93,23 @@ class UcxBenchmarkTest {
     }
 
     @Test
+    void shouldStreamFreshlyWrittenBuffersWhenAsked() throws Exception {
+        BenchmarkSettings settings = new BenchmarkSettings(Kind.THROUGHPUT, 65536, 200, 50, 8, 2);
+        try (UcxBenchmark.Server server = UcxBenchmark.Server.open(Kind.THROUGHPUT, ANY_LOOPBACK_PORT)) {
+            Future<BenchmarkReport> served = serverThread.submit(() -> server.serve(log(serverOutput)));
+            BenchmarkReport report = UcxBenchmark.runClient(settings, server.localAddress(), Duration.ofSeconds(10),
+                    log(clientOutput), true);
+            served.get(60, TimeUnit.SECONDS);
+            assertEquals(2, report.runs().size(), clientOutput.toString(StandardCharsets.UTF_8));
+            assertTrue(clientOutput.toString(StandardCharsets.UTF_8).contains("fresh data"));
+            for (BenchmarkReport.Run run : report.runs()) {
+                ThroughputRun r = (ThroughputRun) run;
+                assertTrue(r.seconds() > 0 && r.mmsgPerS() > 0, r.describe());
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseAClientAskingForTheOtherBenchmark() throws Exception {
         try (UcxBenchmark.Server server = UcxBenchmark.Server.open(Kind.THROUGHPUT, ANY_LOOPBACK_PORT)) {
             Future<BenchmarkReport> served = serverThread.submit(() -> server.serve(log(serverOutput)));
