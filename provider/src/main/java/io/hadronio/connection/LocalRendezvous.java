@@ -227,14 +227,6 @@ public final class LocalRendezvous {
                 LocalRendezvous owner = NAMES.get(l.port);
                 if (owner != null && owner != this && owner.giveUpName(l.port)) {
                     s = UnixSeqpacket.listen(name(l.port), 128);
-                    // the owner's rendezvous thread may still sit in poll() with the socket it just
-                    // closed: the kernel keeps that socket, and with it the name, until the poll returns
-                    // (giveUpName woke it), so the name may be taken for a moment yet
-                    long until = System.nanoTime() + NAME_HANDOVER_NANOS;
-                    while (s == null && System.nanoTime() - until < 0) {
-                        java.util.concurrent.locks.LockSupport.parkNanos(200_000);
-                        s = UnixSeqpacket.listen(name(l.port), 128);
-                    }
                 }
             }
             if (s == null) {
@@ -249,9 +241,6 @@ public final class LocalRendezvous {
             return false;
         }
     }
-
-    // longest a name handed over inside this JVM may still be held by the old owner's poll (bindName)
-    private static final long NAME_HANDOVER_NANOS = 100_000_000;
 
     /** Another rendezvous of this JVM wants our name for {@code port}: gives it up when no listener of ours is bound there. Under NAME_LOCK. */
     private boolean giveUpName(int port) {
@@ -274,8 +263,36 @@ public final class LocalRendezvous {
             l.socket.close();
             l.socket = null;
             NAMES.remove(l.port, this);
+            awaitPollWithoutClosedSocket();
         }
     }
+
+    /**
+     * After closing a socket the rendezvous thread may be polling: returns once that poll has
+     * returned. A thread inside poll() holds a reference to every socket it polls, so the kernel
+     * keeps a closed one, and with it its name, until the poll returns; a new listener binding
+     * the name meanwhile found it taken and waited for its 100-ms retry, and a client registering
+     * then reached the dying socket and was refused (54 of 100 hand-overs inside a JVM failed so,
+     * docs/RELIABILITY.md). The poll ends at once: we wake it. Bounded, in case the thread is gone.
+     */
+    private void awaitPollWithoutClosedSocket() {
+        if (Thread.currentThread() == thread) {
+            return;
+        }
+        long started = pollsStarted;
+        if (pollsEnded >= started) {
+            return;
+        }
+        wake.signal();
+        long deadline = System.nanoTime() + 100_000_000;
+        while (pollsEnded < started && System.nanoTime() - deadline < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+        }
+    }
+
+    // polls of the rendezvous thread begun and returned (awaitPollWithoutClosedSocket)
+    private volatile long pollsStarted;
+    private volatile long pollsEnded;
 
     /** Rendezvous thread: tries again to bind the names another process held. */
     private void retryWantedNames() {
@@ -413,7 +430,12 @@ public final class LocalRendezvous {
                     pollSet.add(u.socket.fd(), PollSet.POLLIN);
                 }
                 boolean deadlines = wanted || !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
-                pollSet.poll(deadlines ? 100 : 1000);
+                pollsStarted++;
+                try {
+                    pollSet.poll(deadlines ? 100 : 1000);
+                } finally {
+                    pollsEnded = pollsStarted;
+                }
                 if (pollSet.revents(0) != 0) {
                     wake.drain();
                 }
