@@ -66,11 +66,15 @@ public final class HugePagePool {
             this.address = address;
             this.blockSize = blockSize;
             this.blocks = (int) (CHUNK / blockSize);
-            this.free = blocks == 64 ? -1L : (1L << blocks) - 1;
+            this.free = (1L << blocks) - 1; // at most 32 blocks (MIN_BLOCK)
         }
 
         boolean empty() {
             return Long.bitCount(free) == blocks;
+        }
+
+        int inUse() {
+            return blocks - Long.bitCount(free);
         }
     }
 
@@ -78,8 +82,6 @@ public final class HugePagePool {
     // chunks by address, and by block size those with a free block (guarded by this)
     private final Map<Long, Chunk> chunks = new HashMap<>();
     private final Map<Long, List<Chunk>> withFree = new HashMap<>();
-    private long mapped;
-    private long blocksInUse;
 
     /**
      * @param budget most bytes mapped in huge-page chunks at once; 0, or a kernel without
@@ -111,26 +113,25 @@ public final class HugePagePool {
 
     /** Bytes mapped in huge-page chunks now (blocks in use and free ones). */
     public synchronized long mappedBytes() {
-        return mapped;
+        return chunks.size() * CHUNK;
     }
 
     /** Blocks handed out and not given back yet. */
     public synchronized long blocksInUse() {
-        return blocksInUse;
+        return chunks.values().stream().mapToLong(Chunk::inUse).sum();
     }
 
     private synchronized long take(long blockSize) {
         List<Chunk> list = withFree.computeIfAbsent(blockSize, k -> new ArrayList<>());
         Chunk chunk = list.isEmpty() ? null : list.get(list.size() - 1);
         if (chunk == null) {
-            if (mapped + CHUNK > budget) {
+            if ((chunks.size() + 1) * CHUNK > budget) {
                 return 0;
             }
             long address = mapChunk();
             if (address == 0) {
                 return 0;
             }
-            mapped += CHUNK;
             chunk = new Chunk(address, blockSize);
             chunks.put(address, chunk);
             list.add(chunk);
@@ -140,7 +141,6 @@ public final class HugePagePool {
         if (chunk.free == 0) {
             list.remove(list.size() - 1);
         }
-        blocksInUse++;
         return chunk.address + block * blockSize;
     }
 
@@ -155,7 +155,6 @@ public final class HugePagePool {
             list.add(chunk);
         }
         chunk.free |= 1L << block;
-        blocksInUse--;
         if (chunk.empty()) {
             // keep one empty chunk per size for the next connection, unmap the others
             long emptyOnes = list.stream().filter(Chunk::empty).count();
@@ -163,7 +162,6 @@ public final class HugePagePool {
                 list.remove(chunk);
                 chunks.remove(chunk.address);
                 unmap(chunk.address, CHUNK);
-                mapped -= CHUNK;
             }
         }
     }
