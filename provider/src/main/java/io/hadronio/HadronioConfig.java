@@ -300,7 +300,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 + workers + ", polling=" + polling.name().toLowerCase(Locale.ROOT)
                 + (polling == Polling.ADAPTIVE ? ", polling.spin=" + spinMicros + "us"
                         + (spinYields ? "" : ", polling.yield=false") : "")
-                + ", handshake.timeout=" + handshakeMillis + "ms, hugepages=" + (hugePagesBytes >> 20) + "m"
+                + ", handshake.timeout=" + handshakeMillis + "ms, hugepages="
+                + (hugePagesBytes % (1 << 20) == 0 ? (hugePagesBytes >> 20) + "m" : String.valueOf(hugePagesBytes))
                 + (remoteNetworks.isEmpty() ? "" : ", remote.networks=" + remoteNetworks + ", remote.detect.timeout="
                 + detectMillis + "ms") + (ucx.isEmpty() ? "" : ", ucx=" + ucx);
     }

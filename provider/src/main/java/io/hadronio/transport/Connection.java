@@ -1,11 +1,11 @@
 package io.hadronio.transport;
 
+import io.hadronio.platform.HugePagePool;
 import io.hadronio.ucx.ErrorMode;
 import io.hadronio.ucx.UcsStatus;
 import io.hadronio.ucx.UcxEndpoint;
 import io.hadronio.ucx.UcxException;
 import io.hadronio.ucx.UcxWorker;
-import io.hadronio.platform.HugePagePool;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

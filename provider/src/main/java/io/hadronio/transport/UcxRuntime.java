@@ -3,6 +3,7 @@ package io.hadronio.transport;
 import io.hadronio.HadronioConfig;
 import io.hadronio.connection.Peers;
 import io.hadronio.connection.Secret;
+import io.hadronio.platform.HugePagePool;
 import io.hadronio.ucx.Feature;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxException;
@@ -26,7 +27,7 @@ public final class UcxRuntime {
     // null unless hadronio.upgrade is on
     private final Upgrades upgrades;
     // connections' send and receive areas: huge pages up to hadronio.hugepages, then ordinary ones
-    private final io.hadronio.platform.HugePagePool areas;
+    private final HugePagePool areas;
 
     private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform,
                        Peers peers) throws IOException {
@@ -37,7 +38,7 @@ public final class UcxRuntime {
         this.peers = peers;
         this.control = new ControlLoop(this, platform);
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
-        this.areas = new io.hadronio.platform.HugePagePool(config.hugePagesBytes());
+        this.areas = new HugePagePool(config.hugePagesBytes());
     }
 
     /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off. */

@@ -5,8 +5,11 @@ import java.lang.foreign.MemorySegment;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code hadronio machine}: how fast this machine moves freshly written memory from one core to
@@ -29,6 +32,9 @@ public final class MachineCommand implements Callable<Integer> {
     private static final int SLOT = 64 * 1024;
     private static final int SLOTS = 8;
 
+    @Spec
+    CommandSpec spec;
+
     @Option(names = {"-d", "--millis"}, paramLabel = "MS", defaultValue = "500",
             description = "How long each round copies (default: ${DEFAULT-VALUE} ms).")
     long millis;
@@ -40,8 +46,8 @@ public final class MachineCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         if (millis < 10 || rounds < 1) {
-            System.err.println("--millis must be at least 10 and --rounds at least 1");
-            return 2;
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--millis must be at least 10 and --rounds at least 1");
         }
         StringBuilder figures = new StringBuilder();
         try (Arena arena = Arena.ofShared()) {
