@@ -4,7 +4,7 @@ import java.nio.channels.*;
 import java.nio.file.*;
 
 /**
- * Reproduces an open bug (docs/RELIABILITY.md, "connections' memory retained for ever"): a server
+ * Reproduced a bug, now fixed (docs/RELIABILITY.md, "connections' memory retained for ever"): a server
  * that closes accepted connections while their client still writes small messages. Run from the
  * repository root after ./mvnw package:
  *

@@ -153,6 +153,11 @@ public final class Connection implements WorkerGroup.Readiness {
     private long dataTag;
     private long creditTag;
 
+    // requests release() found in flight (a send the peer has not taken yet, a receive mid-rendezvous):
+    // kept until they end, and only then is the memory they use freed (freeIfDone); under lock
+    private long[] inFlight = new long[4];
+    private int inFlightCount;
+
     // whose state (end-of-stream, reset, close) this data path obeys; it keeps none of its own
     private final ConnectionLifecycle life;
 
@@ -290,6 +295,48 @@ public final class Connection implements WorkerGroup.Readiness {
             }
             worker.progress();
             return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * For a closed connection's last wait ({@link ConnectionLifecycle}): progresses, and takes
+     * and drops the DATA messages that arrived, so that the peer's sends complete and none of
+     * them stays in UCX. True once {@code upTo} messages arrived (false while {@code upTo} is
+     * not known, -1), or when nothing more can arrive.
+     */
+    boolean discardInput(long upTo) {
+        lock.lock();
+        try {
+            if (!worker.isOpen() || endpoint == null) {
+                return true;
+            }
+            group.progressLocked();
+            while (upTo < 0 || rxConsumed < upTo) {
+                if (rxLength < 0 && !headReceived()) {
+                    return false;
+                }
+                recycleHead();
+            }
+            return true;
+        } catch (IOException e) {
+            // a receive failed: the peer is gone, nothing more arrives
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The peer closed: from here on no DATA message is posted (writes see the peer gone under
+     * this lock), and bytes held back for a credit are dropped. Returns how many were posted.
+     */
+    long endOutput() {
+        lock.lock();
+        try {
+            txPending = 0;
+            return txSent;
         } finally {
             lock.unlock();
         }
@@ -641,6 +688,11 @@ public final class Connection implements WorkerGroup.Readiness {
     /** Sends a waiting message if a credit has come in. Needs the lock. */
     private void flushPending() throws UcxException {
         if (txPending > 0) {
+            if (life.peerLeft()) {
+                // the peer will never read them (see endOutput)
+                txPending = 0;
+                return;
+            }
             pollCredits();
             if (credits() > 0) {
                 postPending();
@@ -939,10 +991,10 @@ public final class Connection implements WorkerGroup.Readiness {
      * and handshake needs. (It used to progress up to a second per unfinished request and
      * five seconds for the endpoint's flush; a peer killed with 8 sends in flight stalled
      * all connections of the JVM for some 13 s, long enough for new connections to miss
-     * their handshake deadline.) Requests still in flight - sends a dead or silent peer
-     * never fetched, a receive mid-rendezvous - are handed back to UCX to finish in the
-     * background, and then the connection's memory, which they may still read or write,
-     * is deliberately left allocated rather than freed under them.
+     * their handshake deadline.) Requests still in flight - sends the peer has not fetched
+     * yet, a receive mid-rendezvous - are kept, and the connection's memory, which they may
+     * still read or write, is freed by the control loop once they ended ({@link #freeIfDone});
+     * only if they never end (a peer that lives but takes nothing) does it stay allocated.
      */
     void release() {
         release(life.isReset());
@@ -950,7 +1002,7 @@ public final class Connection implements WorkerGroup.Readiness {
 
     /** {@link #release()}; {@code force}: the endpoint closes without flushing (nobody will take its messages). */
     void release(boolean force) {
-        boolean inFlight = false;
+        boolean retain = false;
         lock.lock();
         try {
             if (worker.isOpen()) {
@@ -965,18 +1017,18 @@ public final class Connection implements WorkerGroup.Readiness {
                 }
                 group.progressLocked();
                 for (int i = 0; i < rxRequests.length; i++) {
-                    inFlight |= drop(rxRequests[i]);
+                    keepIfInFlight(rxRequests[i]);
                     rxRequests[i] = NONE;
                 }
-                inFlight |= drop(creditInRequest);
+                keepIfInFlight(creditInRequest);
                 creditInRequest = NONE;
                 for (int k = 0; k < CREDIT_SLOTS; k++) {
-                    inFlight |= drop(creditOutRequests[k]);
+                    keepIfInFlight(creditOutRequests[k]);
                     creditOutRequests[k] = NONE;
                 }
                 if (txRequests != null) {
                     for (int i = 0; i < txRequests.length; i++) {
-                        inFlight |= drop(txRequests[i]);
+                        keepIfInFlight(txRequests[i]);
                         txRequests[i] = NONE;
                     }
                 }
@@ -991,17 +1043,76 @@ public final class Connection implements WorkerGroup.Readiness {
                     // report costs a look at the FIFO; only a sender stopped mid-write for a second is at risk
                     worker.reportDeadPeer();
                 }
+                retain = inFlightCount > 0;
             }
         } finally {
             lock.unlock();
         }
-        if (!inFlight) {
-            arena.close();
-            MEMORY_LIVE.decrementAndGet();
-            MEMORY_BYTES.addAndGet(-memoryBytes);
-        } else {
+        if (retain) {
+            // the requests may still read or write our memory: it is freed when they end
             MEMORY_RETAINED.incrementAndGet();
+            control.freeWhenDone(this);
+        } else {
+            freeMemory();
         }
+    }
+
+    /**
+     * For the control loop, after {@link #release} kept requests in flight: progresses the
+     * worker, gives back those that ended and, once none is left, frees the memory. True
+     * when nothing is left to watch (freed, or the worker closed: the memory stays then).
+     */
+    boolean freeIfDone() {
+        lock.lock();
+        try {
+            if (!worker.isOpen()) {
+                return true;
+            }
+            group.progressLocked();
+            int left = 0;
+            for (int i = 0; i < inFlightCount; i++) {
+                long request = inFlight[i];
+                if (worker.status(request) == UcsStatus.INPROGRESS) {
+                    inFlight[left++] = request;
+                } else {
+                    worker.release(request);
+                }
+            }
+            inFlightCount = left;
+            if (left > 0) {
+                return false;
+            }
+        } finally {
+            lock.unlock();
+        }
+        MEMORY_RETAINED.decrementAndGet();
+        freeMemory();
+        return true;
+    }
+
+    /**
+     * For the control loop: the requests {@link #release} kept did not end in time (a peer that
+     * lives but never takes its messages). They go back to UCX and the memory stays allocated
+     * for good, since they may still use it.
+     */
+    void abandonInFlight() {
+        lock.lock();
+        try {
+            if (worker.isOpen()) {
+                for (int i = 0; i < inFlightCount; i++) {
+                    worker.release(inFlight[i]);
+                }
+            }
+            inFlightCount = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void freeMemory() {
+        arena.close();
+        MEMORY_LIVE.decrementAndGet();
+        MEMORY_BYTES.addAndGet(-memoryBytes);
     }
 
     private void countMemory(long bytes) {
@@ -1019,18 +1130,23 @@ public final class Connection implements WorkerGroup.Readiness {
         return MEMORY_BYTES.get();
     }
 
-    /** Connections whose memory {@link #release} left allocated because UCX requests in flight might use it. */
+    /** Connections whose memory {@link #release} left allocated because UCX requests in flight might still use it. */
     static int memoryRetained() {
         return MEMORY_RETAINED.get();
     }
 
-    /** Gives a request back to UCX; true when it is still in progress (and may still use our memory). */
-    private boolean drop(long request) {
+    /** Gives a request back to UCX, unless it is still in progress: then it is kept (it may still use our memory). */
+    private void keepIfInFlight(long request) {
         if (request == NONE || request == UcxWorker.COMPLETED) {
-            return false;
+            return;
         }
-        boolean inProgress = worker.status(request) == UcsStatus.INPROGRESS;
-        worker.release(request);
-        return inProgress;
+        if (worker.status(request) == UcsStatus.INPROGRESS) {
+            if (inFlightCount == inFlight.length) {
+                inFlight = java.util.Arrays.copyOf(inFlight, 2 * inFlightCount);
+            }
+            inFlight[inFlightCount++] = request;
+        } else {
+            worker.release(request);
+        }
     }
 }

@@ -61,22 +61,25 @@ import java.util.concurrent.TimeUnit;
  *     (control thread)</td>
  *     <td>send FIN</td><td>FIN_SENT</td></tr>
  * <tr><td>DRAINING</td><td>tick with FIN_SENT, RESET or CONTROL_EOF (control thread)</td>
- *     <td>send CLOSE, close the socket, free the UCX half</td><td>CLOSED</td></tr>
+ *     <td>send CLOSE; input on UCX: take the peer's messages until its FIN count (bounded); then close
+ *     the socket, free the UCX half</td><td>CLOSED</td></tr>
  * <tr><td>DRAINING</td><td>abort (control thread)</td><td>close the socket (a reset), free the UCX half</td>
  *     <td>CLOSED</td></tr>
  * <tr><td>OPEN .. CLOSING</td><td>JVM exit (control thread)</td><td>as close; memory stays</td><td>DRAINING</td></tr>
  * <tr><td>any</td><td>FIN n (control record)</td><td>n below what arrived, or unlike an earlier FIN: RESET</td>
  *     <td>PEER_FIN</td></tr>
- * <tr><td>any</td><td>CLOSE (control record)</td><td>without FIN: RESET</td><td>PEER_CLOSED</td></tr>
+ * <tr><td>any</td><td>CLOSE (control record)</td><td>without FIN: RESET; FIN not sent yet: output ends, send FIN</td>
+ *     <td>PEER_CLOSED, FIN_SENT</td></tr>
  * <tr><td>any</td><td>NUDGE (control record)</td><td>progress for the peer until its FIN</td><td>same</td></tr>
  * <tr><td>any</td><td>record after CLOSE, unknown record (control thread)</td><td>RESET</td><td>same</td></tr>
  * <tr><td>any</td><td>control EOF without CLOSE, or an error (control thread)</td>
  *     <td>RESET, CONTROL_EOF; force-close the endpoint</td><td>same</td></tr>
  * <tr><td>any</td><td>control EOF after CLOSE (control thread)</td><td>CONTROL_EOF</td><td>same</td></tr>
  * <tr><td>any</td><td>peer failure (UCX upcall)</td><td>RESET</td><td>same</td></tr>
- * <tr><td>DRAINING</td><td>abort, output on UCX (control thread)</td><td>ABORT record, ordinary close</td>
- *     <td>CLOSED</td></tr>
- * <tr><td>any</td><td>ABORT (control record)</td><td>RESET; the shared endpoint stays</td><td>PEER_ABORTED</td></tr>
+ * <tr><td>DRAINING</td><td>abort, output on UCX (control thread)</td><td>ABORT record; input on UCX: take
+ *     the peer's messages until its FIN count (bounded); ordinary close</td><td>CLOSED</td></tr>
+ * <tr><td>any</td><td>ABORT (control record)</td><td>RESET; the shared endpoint stays; FIN not sent yet: output
+ *     ends, send FIN</td><td>PEER_ABORTED, FIN_SENT</td></tr>
  * <tr><td>OPEN, offered an upgrade</td><td>the upgrade goes on and no thread is inside the channel
  *     (application, rendezvous thread)</td><td>socket non-blocking, blocking emulated</td><td>UPGRADABLE</td></tr>
  * <tr><td>OPEN, UPGRADABLE</td><td>UCX half connected (rendezvous thread)</td><td>-</td><td>UPGRADE_READY</td></tr>
@@ -136,6 +139,9 @@ public final class ConnectionLifecycle {
 
     // how long a closing connection may wait for its sends before it is torn down anyway
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
+    // how long a closed connection waits for its peer's FIN, and for the messages it counts, after
+    // our CLOSE or ABORT (the peer's control thread answers at once; this bounds a wedged peer)
+    private static final long PEER_END_NANOS = TimeUnit.SECONDS.toNanos(5);
     // after this long with sends outstanding, a closing side nudges its peer
     private static final long NUDGE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
@@ -167,6 +173,8 @@ public final class ConnectionLifecycle {
 
     // ---- control thread only ----
     private long drainStarted;
+    // after our CLOSE or ABORT: until when we take the peer's last DATA messages (0: not waiting)
+    private long peerEndDeadline;
     private boolean nudged;
     // the peer nudged us: progress until its FIN
     private boolean progressForPeer;
@@ -583,6 +591,7 @@ public final class ConnectionLifecycle {
                         update(0, PEER_CLOSED);
                     }
                     wake();
+                    endOutputForPeer();
                 }
                 case ControlRecord.ABORT -> {
                     if (value != 0) {
@@ -592,6 +601,7 @@ public final class ConnectionLifecycle {
                         update(0, PEER_ABORTED);
                     }
                     reset("Connection reset by peer");
+                    endOutputForPeer();
                 }
                 case ControlRecord.SWITCHED -> {
                     if ((w & IN_UCX) == 0 || (w & SWITCHED_SEEN) != 0 || value != rawLimit) {
@@ -613,6 +623,28 @@ public final class ConnectionLifecycle {
         } catch (ProtocolException e) {
             onControlEof(e.getMessage());
             return false;
+        }
+    }
+
+    /**
+     * The peer closed (CLOSE or ABORT): our output ends here. Writes see that from now on and
+     * post nothing more, bytes held back for a credit are dropped (the peer will never read
+     * them, as the kernel drops what a closed peer's socket receives), and a FIN tells the peer
+     * how many DATA messages we posted, so that it can take them all before it lets go of its
+     * receives: a message it left in UCX would keep our send, and our memory, for ever (a
+     * rendezvous completes only when the receiver takes it), and an early eager one its memory.
+     * Control thread.
+     */
+    private void endOutputForPeer() {
+        int w = word;
+        boolean outputOnUcx = (w & PATH_TCP) == 0 || (w & OUT_UCX) != 0;
+        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
+        if ((w & FIN_SENT) != 0 || (w & LADDER) == CLOSED || !outputOnUcx || !recordsAllowed || connection == null) {
+            return;
+        }
+        reactor.send(this, ControlRecord.FIN, connection.endOutput());
+        synchronized (this) {
+            update(0, FIN_SENT);
         }
     }
 
@@ -1015,6 +1047,9 @@ public final class ConnectionLifecycle {
 
     private boolean drainStep() {
         long now = System.nanoTime();
+        if (peerEndDeadline != 0) {
+            return awaitPeerEnd(now);
+        }
         if (drainStarted == 0) {
             drainStarted = now;
         }
@@ -1057,6 +1092,36 @@ public final class ConnectionLifecycle {
         }
         if ((word & (RESET | CONTROL_EOF)) == 0 && outputOnUcx && recordsAllowed) {
             reactor.send(this, ControlRecord.CLOSE, 0);
+            if (inputOnUcx()) {
+                peerEndDeadline = now + PEER_END_NANOS;
+                return awaitPeerEnd(now);
+            }
+        }
+        finish();
+        return false;
+    }
+
+    /** The peer's bytes come over UCX: it did not start plain, or its output switched to UCX. */
+    private boolean inputOnUcx() {
+        int w = word;
+        return (w & PATH_TCP) == 0 || (w & IN_LIMIT) != 0;
+    }
+
+    /**
+     * After our CLOSE or ABORT, before our receives go: takes (and drops) the peer's DATA
+     * messages until as many arrived as its FIN counts, which it sends when our close reaches
+     * it ({@link #endOutputForPeer}) if it had not before. Cancelled earlier, our receives
+     * would leave its last messages in UCX: a rendezvous send that never completes, holding
+     * the peer's memory for good, and early eager messages holding ours (docs/RELIABILITY.md).
+     * Ends early when the connection broke, when the control connection ended before any FIN,
+     * or after {@link #PEER_END_NANOS}. True while waiting.
+     */
+    private boolean awaitPeerEnd(long now) {
+        int w = word;
+        long fin = peerFinCount();
+        boolean over = (w & RESET) != 0 || fin < 0 && (w & CONTROL_EOF) != 0 || now - peerEndDeadline > 0;
+        if (!over && !connection.discardInput(fin)) {
+            return true;
         }
         finish();
         return false;
@@ -1075,6 +1140,12 @@ public final class ConnectionLifecycle {
                 tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
             } catch (IOException | RuntimeException e) {
                 // closed already
+            }
+            if (inputOnUcx()) {
+                // our bytes are dropped, but the peer's in flight are still taken (awaitPeerEnd)
+                peerEndDeadline = System.nanoTime() + PEER_END_NANOS;
+                reactor.watch(this);
+                return;
             }
         }
         finish();

@@ -52,6 +52,14 @@ public final class ControlLoop implements Runnable {
     private final java.util.Map<Connection, Long> flushing = new java.util.IdentityHashMap<>();
     // connections that started holding bytes back or sending a rendezvous, handed over by writers without a task
     private final Queue<Connection> flushRequests = new ConcurrentLinkedQueue<>();
+    // released connections whose memory waits for UCX requests in flight to end (Connection.freeIfDone),
+    // with when they were handed over
+    private final java.util.Map<Connection, Long> freeing = new java.util.IdentityHashMap<>();
+    // how long those requests may take before the memory is given up on (left allocated)
+    private static final long FREE_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(60);
+    // how often the loop looks at them
+    private static final long FREE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private long freeLookedAt;
     // true while the loop sleeps with no timeout: only then does a flush request wake it
     private volatile boolean sleepingUntilWoken;
     // how long a connection stays watched after its last held-back bytes left
@@ -122,6 +130,7 @@ public final class ControlLoop implements Runnable {
                 "control.open", (long) open.size(), "control.ticking", (long) ticking.size(),
                 "control.handshakes", (long) handshakes.size(),
                 "control.flushing", (long) (flushing.size() + flushRequests.size()),
+                "control.freeing", (long) freeing.size(),
                 "control.accelerated.total", accelerated);
         if (Thread.currentThread() == thread) {
             return take.get();
@@ -155,7 +164,8 @@ public final class ControlLoop implements Runnable {
         while (running) {
             try {
                 takeFlushRequests();
-                long timeout = ticking.isEmpty() && flushing.isEmpty() ? (handshakes.isEmpty() ? 0 : 10) : 1;
+                long timeout = ticking.isEmpty() && flushing.isEmpty()
+                        ? (handshakes.isEmpty() && freeing.isEmpty() ? 0 : 10) : 1;
                 if (timeout == 0) {
                     // announce the open-ended sleep before the last look at the flush requests,
                     // so that a writer adding one after that look sees the flag and wakes us
@@ -187,6 +197,7 @@ public final class ControlLoop implements Runnable {
                     handle(key);
                 }
                 flushWaitingBytes();
+                freeReleasedMemory();
                 tick();
                 expireHandshakes();
                 passes++;
@@ -249,6 +260,35 @@ public final class ControlLoop implements Runnable {
             if (e.getKey().flushFromControl()) {
                 e.setValue(now);
             } else if (now - e.getValue() > FLUSH_GRACE_NANOS && e.getKey().endFlushWatch()) {
+                it.remove();
+            }
+        }
+    }
+
+    /**
+     * Frees {@code connection}'s memory once the UCX requests its release found in flight have
+     * ended: a send the peer takes a little later, a receive finishing its rendezvous. Any thread.
+     */
+    void freeWhenDone(Connection connection) {
+        execute(() -> freeing.putIfAbsent(connection, System.nanoTime()));
+    }
+
+    private void freeReleasedMemory() {
+        if (freeing.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - freeLookedAt < FREE_EVERY_NANOS) {
+            return;
+        }
+        freeLookedAt = now;
+        for (var it = freeing.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (e.getKey().freeIfDone()) {
+                it.remove();
+            } else if (now - e.getValue() > FREE_PATIENCE_NANOS) {
+                LOG.log(Level.DEBUG, "connection memory left allocated: UCX requests did not end in time");
+                e.getKey().abandonInFlight();
                 it.remove();
             }
         }

@@ -74,7 +74,7 @@ class ConnectionChurnTest {
     // back to their baseline instead
     private static final List<String> HELD = List.of("ucx.requests", "connections.memory",
             "connections.memory.bytes", "connections.memory.retained", "rendezvous.expected", "control.open",
-            "control.ticking", "control.handshakes", "control.flushing");
+            "control.ticking", "control.handshakes", "control.flushing", "control.freeing");
     private static final List<String> PER_WORKER = List.of("ucx.upcalls", "ucx.endpoints");
     private static final String ACCELERATED = "control.accelerated.total";
 

@@ -1,0 +1,144 @@
+package io.hadronio.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hadronio.HadronioConfig;
+import io.hadronio.HadronioProvider;
+import io.hadronio.HadronioSocketOptions;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A connection closed while its peer's messages are still on their way gives all its memory
+ * back, and so does the peer's. Regression: the closing side cancelled its receives at once,
+ * so the peer's last message - small writes coalesced under back-pressure into one 64 KiB
+ * message, a UCX rendezvous - was never taken: the peer's send never completed, and its
+ * connection's memory (send slots, receive slices) stayed allocated for ever
+ * ({@code connections.memory.retained} 799 of 800 connections, ~400 KiB RSS each;
+ * docs/RELIABILITY.md, docs/repro/RetainedMemoryLeak.java).
+ */
+@Timeout(120)
+class AbruptCloseMemoryTest {
+    private static final int CONNECTIONS = 40;
+    private static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    @Test
+    void shouldFreeMemoryWhenClosingWithMessagesInFlight() throws Exception {
+        closeWhilePeerWrites(1024, false);
+    }
+
+    @Test
+    void shouldFreeMemoryWhenClosingWithRendezvousInFlight() throws Exception {
+        closeWhilePeerWrites(256 * 1024, false);
+    }
+
+    @Test
+    void shouldFreeMemoryWhenAbortingWithMessagesInFlight() throws Exception {
+        closeWhilePeerWrites(1024, true);
+    }
+
+    /** A connection that opened plain and moved to UCX (hadronio.upgrade) both ways before the close. */
+    @Test
+    void shouldFreeMemoryWhenClosingAnUpgradedConnectionWithMessagesInFlight() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        p.setProperty("hadronio.upgrade.delay", "0");
+        closeWhilePeerWrites(new HadronioProvider(HadronioConfig.from(p)), 1024, false);
+    }
+
+    private static void closeWhilePeerWrites(int writeSize, boolean abortive) throws Exception {
+        closeWhilePeerWrites(io.hadronio.EagerProvider.get(), writeSize, abortive);
+    }
+
+    private static void closeWhilePeerWrites(HadronioProvider provider, int writeSize, boolean abortive)
+            throws Exception {
+        settle(Connection.memoryLive());
+        int baseline = Connection.memoryLive();
+        ByteBuffer message = ByteBuffer.allocateDirect(writeSize);
+        try (ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            for (int i = 0; i < CONNECTIONS; i++) {
+                try (SocketChannel client = provider.openSocketChannel()) {
+                    client.connect(server.getLocalAddress());
+                    client.configureBlocking(provider.config().upgrade());
+                    SocketChannel accepted = server.accept();
+                    if (provider.config().upgrade()) {
+                        moveToUcx(client, accepted);
+                        client.configureBlocking(false);
+                    }
+                    if (abortive) {
+                        accepted.setOption(StandardSocketOptions.SO_LINGER, 0);
+                    }
+                    // the peer writes until it is held back: its last messages are in flight, unread
+                    long written = 0;
+                    for (int k = 0; k < 512; k++) {
+                        message.clear();
+                        int n = client.write(message);
+                        written += n;
+                        if (n == 0) {
+                            break;
+                        }
+                    }
+                    assertTrue(written > 0);
+                    accepted.close();
+                    // the writer learns of the close: a write fails, as against the kernel's reset
+                    assertThrows(IOException.class, () -> {
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                        while (System.nanoTime() - deadline < 0) {
+                            message.clear();
+                            client.write(message);
+                            Thread.sleep(1);
+                        }
+                    });
+                }
+            }
+        }
+        settle(baseline);
+        assertEquals(0, Connection.memoryRetained(), "connections whose memory is kept for requests in flight");
+        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+    }
+
+    /** Ping-pong until both directions carry their bytes over UCX. */
+    private static void moveToUcx(SocketChannel client, SocketChannel accepted) throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(8);
+        for (int i = 0; i < 10_000; i++) {
+            for (SocketChannel[] pair : new SocketChannel[][] {{client, accepted}, {accepted, client}}) {
+                b.clear();
+                while (b.hasRemaining()) {
+                    pair[0].write(b);
+                }
+                b.clear();
+                while (b.hasRemaining()) {
+                    assertTrue(pair[1].read(b) >= 0);
+                }
+            }
+            if (onUcx(client) && onUcx(accepted)) {
+                return;
+            }
+            Thread.sleep(1);
+        }
+        throw new AssertionError("no move to UCX: " + client.getOption(HadronioSocketOptions.TRANSPORT));
+    }
+
+    private static boolean onUcx(SocketChannel c) throws IOException {
+        return c.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:");
+    }
+
+    /** Waits until the connections' memory is down to {@code live} and none is retained (or the guard passes). */
+    private static void settle(int live) throws InterruptedException {
+        long deadline = System.nanoTime() + SETTLE_NANOS;
+        while ((Connection.memoryLive() > live || Connection.memoryRetained() > 0) && System.nanoTime() - deadline < 0) {
+            Thread.sleep(10);
+        }
+    }
+}
