@@ -2,6 +2,7 @@ package io.hadronio.transport;
 
 import java.io.IOException;
 import java.net.ProtocolException;
+import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
@@ -99,6 +100,7 @@ import java.util.concurrent.TimeUnit;
  * {@link Connection#isReady} again.
  */
 public final class ConnectionLifecycle {
+    private static final System.Logger LOG = System.getLogger(ConnectionLifecycle.class.getName());
     public static final int NEW = 0;
     public static final int CONNECTING = 1;
     public static final int OPEN = 2;
@@ -175,6 +177,8 @@ public final class ConnectionLifecycle {
     private long drainStarted;
     // after our CLOSE or ABORT: until when we take the peer's last DATA messages (0: not waiting)
     private long peerEndDeadline;
+    // we closed abortively (ABORT sent): the peer, reset by it, ends the control connection without a CLOSE
+    private boolean abortSent;
     private boolean nudged;
     // the peer nudged us: progress until its FIN
     private boolean progressForPeer;
@@ -674,7 +678,9 @@ public final class ConnectionLifecycle {
     void onControlEof(String error) {
         boolean orderly;
         synchronized (this) {
-            orderly = (word & PEER_CLOSED) != 0 && error == null;
+            // after our ABORT the peer, which it reset, ends without a CLOSE: that is its answer, not its
+            // death (taken for one, it closed the endpoint that our other connections to it share)
+            orderly = ((word & PEER_CLOSED) != 0 || abortSent) && error == null;
             update(0, CONTROL_EOF);
         }
         if (!orderly) {
@@ -949,6 +955,10 @@ public final class ConnectionLifecycle {
             if ((before & OUTPUT_SHUT) != 0 || (before & LADDER) >= DRAINING) {
                 reactor.watch(this);
             }
+            if ((before & (PEER_CLOSED | PEER_ABORTED)) != 0) {
+                // the peer's close came before its acknowledgement: it still waits for our FIN
+                endOutputForPeer();
+            }
         });
     }
 
@@ -1101,6 +1111,39 @@ public final class ConnectionLifecycle {
         return false;
     }
 
+    /**
+     * For {@link #awaitPeerEnd}: reads and drops what is left of the peer's raw bytes (the
+     * channel is closed: nobody else reads them), so that the records behind them - the FIN
+     * the close waits for - can be read. False when the socket ended or failed first.
+     */
+    private boolean discardRaw() {
+        if (tcp.isBlocking()) {
+            // (an upgradable connection's socket is non-blocking; the control thread never blocks)
+            return false;
+        }
+        ByteBuffer scratch = ByteBuffer.allocate((int) Math.min(65536, Math.max(1, rawRoom())));
+        rawInput.lock();
+        try {
+            while ((word & IN_UCX) == 0) {
+                long room = rawRoom();
+                scratch.clear().limit((int) Math.min(scratch.capacity(), room));
+                int n = tcp.read(scratch);
+                if (n < 0) {
+                    return false;
+                }
+                if (n == 0) {
+                    return true;
+                }
+                consumedRaw(n);
+            }
+            return true;
+        } catch (IOException e) {
+            return false;
+        } finally {
+            rawInput.unlock();
+        }
+    }
+
     /** The peer's bytes come over UCX: it did not start plain, or its output switched to UCX. */
     private boolean inputOnUcx() {
         int w = word;
@@ -1119,9 +1162,17 @@ public final class ConnectionLifecycle {
     private boolean awaitPeerEnd(long now) {
         int w = word;
         long fin = peerFinCount();
-        boolean over = (w & RESET) != 0 || fin < 0 && (w & CONTROL_EOF) != 0 || now - peerEndDeadline > 0;
+        boolean late = now - peerEndDeadline > 0;
+        boolean over = (w & RESET) != 0 || fin < 0 && (w & CONTROL_EOF) != 0 || late;
+        if (!over && (w & IN_UCX) == 0 && (w & IN_LIMIT) != 0) {
+            // the peer's raw bytes before its switch, unread: its records (the FIN) follow them
+            over = !discardRaw();
+        }
         if (!over && !connection.discardInput(fin)) {
             return true;
+        }
+        if (late) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: the peer's last messages did not come in time: " + this);
         }
         finish();
         return false;
@@ -1136,6 +1187,7 @@ public final class ConnectionLifecycle {
             // with its other connections to us): an ABORT record, then an ordinary close so that
             // the record is not discarded by a reset
             reactor.send(this, ControlRecord.ABORT, 0);
+            abortSent = true;
             try {
                 tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
             } catch (IOException | RuntimeException e) {

@@ -1,0 +1,92 @@
+package io.hadronio.it.close;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Either end of {@link AbruptCloseAcrossJvmsTest}. {@code server N abortive}: prints
+ * {@code PORT p}, accepts N connections and closes each 3 ms after accepting it, unread, with
+ * {@code SO_LINGER} 0 when abortive. {@code client PORT N SIZE}: on each of N connections writes
+ * SIZE-byte messages, non-blocking, until held back, then until a write fails; prints
+ * {@code FAILED k}. Both then wait until their connections' memory is freed (or 20 s) and print
+ * {@code RESOURCES} with hadroNIO's counts.
+ */
+public final class AbruptClosePeer {
+    private AbruptClosePeer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args[0].equals("server")) {
+            server(Integer.parseInt(args[1]), Boolean.parseBoolean(args[2]));
+        } else {
+            client(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+        }
+        settleAndReport();
+    }
+
+    private static void server(int connections, boolean abortive) throws Exception {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            System.out.println("PORT " + ((InetSocketAddress) server.getLocalAddress()).getPort());
+            for (int i = 0; i < connections; i++) {
+                SocketChannel accepted = server.accept();
+                if (abortive) {
+                    accepted.setOption(StandardSocketOptions.SO_LINGER, 0);
+                }
+                Thread.sleep(3);
+                accepted.close();
+            }
+        }
+    }
+
+    private static void client(int port, int connections, int size) throws Exception {
+        ByteBuffer message = ByteBuffer.allocateDirect(size);
+        int failed = 0;
+        for (int i = 0; i < connections; i++) {
+            try (SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port))) {
+                c.configureBlocking(false);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                try {
+                    for (int k = 0; k < 512; k++) {
+                        message.clear();
+                        if (c.write(message) == 0) {
+                            break;
+                        }
+                    }
+                    while (System.nanoTime() - deadline < 0) {
+                        message.clear();
+                        c.write(message);
+                        Thread.sleep(1);
+                    }
+                } catch (IOException e) {
+                    failed++;
+                }
+            }
+        }
+        System.out.println("FAILED " + failed);
+    }
+
+    private static void settleAndReport() throws InterruptedException {
+        if (!(SelectorProvider.provider() instanceof io.hadronio.HadronioProvider h)) {
+            System.out.println("RESOURCES none");
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        Map<String, Long> r = h.resources();
+        while ((r.get("connections.memory") != 0 || r.get("connections.memory.retained") != 0)
+                && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+            r = h.resources();
+        }
+        System.out.println("RESOURCES memory=" + r.get("connections.memory") + " retained="
+                + r.get("connections.memory.retained") + " endpoints=" + r.get("ucx.endpoints")
+                + " requests=" + r.get("ucx.requests"));
+    }
+}
