@@ -446,14 +446,14 @@ public final class HadronioSelector extends AbstractSelector {
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
                 }
             }
-            if (epoll.registered() > 0) {
-                pollSet.add(epoll.fd(), PollSet.POLLIN);
-            }
+            int epollAt = epoll.registered() > 0 ? pollSet.add(epoll.fd(), PollSet.POLLIN) : -1;
             pollSet.poll(timeoutMillis);
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
             }
-            int ready = epoll.registered() > 0 ? epoll.poll(0) : 0;
+            // only when one of its fds is ready: woken by a UCX event, an epoll_wait would find
+            // nothing (one system call per wake-up; an fd ready a moment later is the next pass's)
+            int ready = epollAt >= 0 && pollSet.revents(epollAt) != 0 ? epoll.poll(0) : 0;
             takeQueue();
             scan(ready);
         } finally {
