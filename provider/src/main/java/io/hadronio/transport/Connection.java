@@ -688,11 +688,6 @@ public final class Connection implements WorkerGroup.Readiness {
     /** Sends a waiting message if a credit has come in. Needs the lock. */
     private void flushPending() throws UcxException {
         if (txPending > 0) {
-            if (life.peerLeft()) {
-                // the peer will never read them (see endOutput)
-                txPending = 0;
-                return;
-            }
             pollCredits();
             if (credits() > 0) {
                 postPending();

@@ -73,7 +73,7 @@ import java.util.concurrent.TimeUnit;
  *     <td>PEER_CLOSED, FIN_SENT</td></tr>
  * <tr><td>any</td><td>NUDGE (control record)</td><td>progress for the peer until its FIN</td><td>same</td></tr>
  * <tr><td>any</td><td>record after CLOSE, unknown record (control thread)</td><td>RESET</td><td>same</td></tr>
- * <tr><td>any</td><td>control EOF without CLOSE, or an error (control thread)</td>
+ * <tr><td>any</td><td>control EOF without CLOSE, or an error, not after our CLOSE or ABORT (control thread)</td>
  *     <td>RESET, CONTROL_EOF; force-close the endpoint</td><td>same</td></tr>
  * <tr><td>any</td><td>control EOF after CLOSE (control thread)</td><td>CONTROL_EOF</td><td>same</td></tr>
  * <tr><td>any</td><td>peer failure (UCX upcall)</td><td>RESET</td><td>same</td></tr>
@@ -177,8 +177,9 @@ public final class ConnectionLifecycle {
     private long drainStarted;
     // after our CLOSE or ABORT: until when we take the peer's last DATA messages (0: not waiting)
     private long peerEndDeadline;
-    // we closed abortively (ABORT sent): the peer, reset by it, ends the control connection without a CLOSE
-    private boolean abortSent;
+    // we sent CLOSE or ABORT and only wait for the peer's last messages (awaitPeerEnd): however the
+    // control connection ends now, that is not news of the peer's death
+    private boolean endSent;
     private boolean nudged;
     // the peer nudged us: progress until its FIN
     private boolean progressForPeer;
@@ -678,10 +679,15 @@ public final class ConnectionLifecycle {
     void onControlEof(String error) {
         boolean orderly;
         synchronized (this) {
-            // after our ABORT the peer, which it reset, ends without a CLOSE: that is its answer, not its
-            // death (taken for one, it closed the endpoint that our other connections to it share)
-            orderly = ((word & PEER_CLOSED) != 0 || abortSent) && error == null;
+            orderly = (word & PEER_CLOSED) != 0 && error == null;
             update(0, CONTROL_EOF);
+        }
+        if (endSent) {
+            // we closed and wait only for the peer's last messages (awaitPeerEnd), which this ends.
+            // The peer ends as it likes now (after our ABORT, reset by it, without a CLOSE): taken for
+            // its death, it closed the UCX endpoint that our other connections to it share, and their
+            // sends failed (before the wait existed, nobody listened here any more)
+            return;
         }
         if (!orderly) {
             reset(error != null ? error : "peer closed the control connection without closing");
@@ -1102,6 +1108,7 @@ public final class ConnectionLifecycle {
         }
         if ((word & (RESET | CONTROL_EOF)) == 0 && outputOnUcx && recordsAllowed) {
             reactor.send(this, ControlRecord.CLOSE, 0);
+            endSent = true;
             if (inputOnUcx()) {
                 peerEndDeadline = now + PEER_END_NANOS;
                 return awaitPeerEnd(now);
@@ -1187,7 +1194,7 @@ public final class ConnectionLifecycle {
             // with its other connections to us): an ABORT record, then an ordinary close so that
             // the record is not discarded by a reset
             reactor.send(this, ControlRecord.ABORT, 0);
-            abortSent = true;
+            endSent = true;
             try {
                 tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
             } catch (IOException | RuntimeException e) {
