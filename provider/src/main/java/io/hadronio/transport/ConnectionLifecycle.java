@@ -175,11 +175,9 @@ public final class ConnectionLifecycle {
 
     // ---- control thread only ----
     private long drainStarted;
-    // after our CLOSE or ABORT: until when we take the peer's last DATA messages (0: not waiting)
+    // after our CLOSE or ABORT: until when we take the peer's last DATA messages (0: not waiting).
+    // While we wait, however the control connection ends is not news of the peer's death
     private long peerEndDeadline;
-    // we sent CLOSE or ABORT and only wait for the peer's last messages (awaitPeerEnd): however the
-    // control connection ends now, that is not news of the peer's death
-    private boolean endSent;
     private boolean nudged;
     // the peer nudged us: progress until its FIN
     private boolean progressForPeer;
@@ -642,9 +640,8 @@ public final class ConnectionLifecycle {
      */
     private void endOutputForPeer() {
         int w = word;
-        boolean outputOnUcx = (w & PATH_TCP) == 0 || (w & OUT_UCX) != 0;
-        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
-        if ((w & FIN_SENT) != 0 || (w & LADDER) == CLOSED || !outputOnUcx || !recordsAllowed || connection == null) {
+        if ((w & FIN_SENT) != 0 || (w & LADDER) == CLOSED || !outputOnUcx(w) || !recordsAllowed(w)
+                || connection == null) {
             return;
         }
         reactor.send(this, ControlRecord.FIN, connection.endOutput());
@@ -682,7 +679,7 @@ public final class ConnectionLifecycle {
             orderly = (word & PEER_CLOSED) != 0 && error == null;
             update(0, CONTROL_EOF);
         }
-        if (endSent) {
+        if (peerEndDeadline != 0) {
             // we closed and wait only for the peer's last messages (awaitPeerEnd), which this ends.
             // The peer ends as it likes now (after our ABORT, reset by it, without a CLOSE): taken for
             // its death, it closed the UCX endpoint that our other connections to it share, and their
@@ -1073,9 +1070,9 @@ public final class ConnectionLifecycle {
         boolean broken = (w & (RESET | CONTROL_EOF)) != 0;
         // an output that never switched ends with the kernel's FIN when the socket closes: no records
         // (a handshake that ended accelerated counts before finishConnect took it: PATH_UCX comes then)
-        boolean outputOnUcx = (w & PATH_TCP) == 0 || (w & OUT_UCX) != 0;
+        boolean outputOnUcx = outputOnUcx(w);
         // records may follow our switched output only once the peer took the switch point
-        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
+        boolean recordsAllowed = recordsAllowed(w);
         if ((w & FIN_SENT) == 0 && !outputOnUcx) {
             synchronized (this) {
                 update(0, FIN_SENT);
@@ -1108,7 +1105,6 @@ public final class ConnectionLifecycle {
         }
         if ((word & (RESET | CONTROL_EOF)) == 0 && outputOnUcx && recordsAllowed) {
             reactor.send(this, ControlRecord.CLOSE, 0);
-            endSent = true;
             if (inputOnUcx()) {
                 peerEndDeadline = now + PEER_END_NANOS;
                 return awaitPeerEnd(now);
@@ -1151,6 +1147,16 @@ public final class ConnectionLifecycle {
         }
     }
 
+    /** Our bytes go over UCX: we did not start plain, or our output switched (an unswitched one ends with the kernel's FIN). */
+    private static boolean outputOnUcx(int w) {
+        return (w & PATH_TCP) == 0 || (w & OUT_UCX) != 0;
+    }
+
+    /** Records may follow our output on the socket: we did not start plain, or the peer took our switch point. */
+    private static boolean recordsAllowed(int w) {
+        return (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
+    }
+
     /** The peer's bytes come over UCX: it did not start plain, or its output switched to UCX. */
     private boolean inputOnUcx() {
         int w = word;
@@ -1188,13 +1194,11 @@ public final class ConnectionLifecycle {
     /** Abortive close ({@code SO_LINGER} 0): the socket closes with a reset, nothing more is sent (control thread). */
     private void abort() {
         int w = word;
-        boolean recordsAllowed = (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
-        if (recordsAllowed && (w & (RESET | CONTROL_EOF)) == 0) {
+        if (recordsAllowed(w) && (w & (RESET | CONTROL_EOF)) == 0) {
             // the peer must tell this from our death (which would end the UCX endpoint it shares
             // with its other connections to us): an ABORT record, then an ordinary close so that
             // the record is not discarded by a reset
             reactor.send(this, ControlRecord.ABORT, 0);
-            endSent = true;
             try {
                 tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
             } catch (IOException | RuntimeException e) {
