@@ -819,6 +819,21 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
+    /** DATA messages the peer has reported taken (its credits), refreshed from what arrived. */
+    long messagesTaken() {
+        lock.lock();
+        try {
+            if (worker.isOpen()) {
+                pollCredits();
+            }
+            return txPeerConsumed;
+        } catch (UcxException e) {
+            return txPeerConsumed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** DATA messages posted so far (what an end-of-stream mark announces). */
     public long messagesSent() {
         lock.lock();
@@ -992,11 +1007,6 @@ public final class Connection implements WorkerGroup.Readiness {
      * only if they never end (a peer that lives but takes nothing) does it stay allocated.
      */
     void release() {
-        release(life.isReset());
-    }
-
-    /** {@link #release()}; {@code force}: the endpoint closes without flushing (nobody will take its messages). */
-    void release(boolean force) {
         boolean retain = false;
         lock.lock();
         try {

@@ -139,8 +139,13 @@ public final class ConnectionLifecycle {
     // the peer closed abortively (ABORT record): a reset, but the peer lives
     static final int PEER_ABORTED = 1 << 22;
 
-    // how long a closing connection may wait for its sends before it is torn down anyway
-    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
+    // how long a closed connection whose peer takes none of its last bytes keeps them before it
+    // resets the connection instead (the kernel likewise gives up on a closed socket whose peer's
+    // window stays shut). Counted from the close and from every message the peer takes since, so a
+    // slow reader - one starved of CPU read a 3 MB raw prefix for 36 s in the soak - loses nothing.
+    // A half-closed connection (shutdownOutput) waits for as long as it takes, as the kernel does.
+    // Tests shorten it.
+    static volatile long closeLingerNanos = TimeUnit.SECONDS.toNanos(60);
     // how long a closed connection waits for its peer's FIN, and for the messages it counts, after
     // our CLOSE or ABORT (the peer's control thread answers at once; this bounds a wedged peer)
     private static final long PEER_END_NANOS = TimeUnit.SECONDS.toNanos(5);
@@ -175,6 +180,12 @@ public final class ConnectionLifecycle {
 
     // ---- control thread only ----
     private long drainStarted;
+    // the close's linger (closeLingerNanos): when it last started over, and the peer's progress then
+    private long lingerFrom;
+    private long lingerProgress;
+    // a FIN or ABORT record told the peer where our stream ends; without one, the socket must not
+    // end with the kernel's FIN either, which the peer would take for the end of a stream cut short
+    private boolean endAnnounced;
     // after our CLOSE or ABORT: until when we take the peer's last DATA messages (0: not waiting).
     // While we wait, however the control connection ends is not news of the peer's death
     private long peerEndDeadline;
@@ -645,6 +656,7 @@ public final class ConnectionLifecycle {
             return;
         }
         reactor.send(this, ControlRecord.FIN, connection.endOutput());
+        endAnnounced = true;
         synchronized (this) {
             update(0, FIN_SENT);
         }
@@ -1078,13 +1090,24 @@ public final class ConnectionLifecycle {
                 update(0, FIN_SENT);
             }
         } else if ((w & FIN_SENT) == 0) {
-            boolean done;
+            // FIN counts every message we posted: it goes only once nothing is held back for a
+            // credit and every send completed. (It used to go after 30 s whatever was left: bytes
+            // held back were then posted after it, and a peer slower than that read a clean
+            // end-of-stream short of what our writes had taken; docs/RELIABILITY.md.)
+            boolean complete;
             try {
-                done = broken || connection.sendsComplete() && recordsAllowed || now - drainStarted - LINGER_NANOS > 0;
+                complete = broken || connection.sendsComplete() && recordsAllowed;
             } catch (IOException | RuntimeException e) {
-                done = true;
+                // a send failed: the peer is gone
+                complete = true;
+                broken = true;
             }
-            if (!done) {
+            if (!complete) {
+                if ((w & LADDER) == DRAINING && lingeredOut(now)) {
+                    giveUpOnPeer();
+                    // still ticking while it takes the peer's messages in flight (awaitPeerEnd)
+                    return peerEndDeadline != 0;
+                }
                 if (!nudged && recordsAllowed && now - drainStarted > NUDGE_AFTER_NANOS) {
                     // (before the peer took our switch point a record would land among its raw bytes)
                     // the peer may not be reading (and so not progressing): ask it to take our messages
@@ -1095,6 +1118,7 @@ public final class ConnectionLifecycle {
             }
             if (!broken && recordsAllowed) {
                 reactor.send(this, ControlRecord.FIN, connection.messagesSent());
+                endAnnounced = true;
             }
             synchronized (this) {
                 update(0, FIN_SENT);
@@ -1112,6 +1136,34 @@ public final class ConnectionLifecycle {
         }
         finish();
         return false;
+    }
+
+    /**
+     * True once the peer has taken none of our messages for {@link #closeLingerNanos} since the
+     * close or since it last took one. Control thread, while draining.
+     */
+    private boolean lingeredOut(long now) {
+        long progress = connection.messagesTaken();
+        if (lingerFrom == 0 || progress != lingerProgress) {
+            lingerFrom = now;
+            lingerProgress = progress;
+            return false;
+        }
+        return now - lingerFrom > closeLingerNanos;
+    }
+
+    /**
+     * The closed connection's last bytes were not taken in time: the connection is reset (an
+     * ABORT record, or, where no record may follow our bytes yet, a reset of the socket), so
+     * that the peer learns that its stream was cut instead of reading an early end-of-stream.
+     */
+    private void giveUpOnPeer() {
+        LOG.log(System.Logger.Level.WARNING, () -> "hadroNIO: the peer took none of this closed connection's last "
+                + "bytes for " + TimeUnit.NANOSECONDS.toSeconds(closeLingerNanos) + " s; resetting it: " + this);
+        synchronized (this) {
+            update(0, FIN_SENT);
+        }
+        abort();
     }
 
     /**
@@ -1199,6 +1251,7 @@ public final class ConnectionLifecycle {
             // with its other connections to us): an ABORT record, then an ordinary close so that
             // the record is not discarded by a reset
             reactor.send(this, ControlRecord.ABORT, 0);
+            endAnnounced = true;
             try {
                 tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
             } catch (IOException | RuntimeException e) {
@@ -1220,6 +1273,15 @@ public final class ConnectionLifecycle {
             update(CLOSED, 0);
         }
         reactor.forget(this);
+        try {
+            if (outputOnUcx(word) && !endAnnounced) {
+                // no record told the peer where our stream ends (the connection broke, or our bytes
+                // were not taken in time): a reset, since the kernel's FIN would read as that end
+                tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
+            }
+        } catch (IOException | RuntimeException e) {
+            // closed already
+        }
         try {
             tcp.close();
         } catch (IOException e) {

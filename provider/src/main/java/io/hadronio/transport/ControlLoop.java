@@ -593,7 +593,7 @@ public final class ControlLoop implements Runnable {
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
             if (runtime.config().kernelTcp() && connection.onlyTcp()) {
                 // UCX would only use tcp: the kernel's TCP connection we have is the faster path
-                connection.release(true);
+                connection.release();
                 connection = null;
                 writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
                 plain(key, null, "UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
