@@ -1159,7 +1159,7 @@ public final class ConnectionLifecycle {
      */
     private void giveUpOnPeer() {
         LOG.log(System.Logger.Level.WARNING, () -> "hadroNIO: the peer took none of this closed connection's last "
-                + "bytes for " + TimeUnit.NANOSECONDS.toSeconds(closeLingerNanos) + " s; resetting it: " + this);
+                + "bytes for " + TimeUnit.NANOSECONDS.toMillis(closeLingerNanos) + " ms; resetting it: " + this);
         synchronized (this) {
             update(0, FIN_SENT);
         }
