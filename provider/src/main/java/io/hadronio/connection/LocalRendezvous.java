@@ -403,7 +403,6 @@ public final class LocalRendezvous {
                     task.run();
                 }
                 long now = System.nanoTime();
-                expireSessions(now);
                 pollSet.clear();
                 pollSet.add(wake.fd(), PollSet.POLLIN);
                 retryWantedNames();
@@ -461,6 +460,9 @@ public final class LocalRendezvous {
                         }
                     }
                 }
+                // after serving: a session whose message came while this thread was held up (a
+                // loaded machine) is served, not closed as idle (a client reads that as a refusal)
+                expireSessions(System.nanoTime());
                 expireUpgrades(System.nanoTime());
                 Runnable h = housekeeping;
                 if (h != null) {

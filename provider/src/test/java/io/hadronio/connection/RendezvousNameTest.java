@@ -121,4 +121,35 @@ class RendezvousNameTest {
         server.unlisten(LOOPBACK, port, NOBODY);
         assertFalse(registers(client, port));
     }
+
+    /**
+     * A rendezvous thread held up for longer than a session may idle (2 s; a loaded machine)
+     * between its challenge and the client's REGISTER still answers it: it serves what came
+     * before it expires idle sessions. It used to expire first and close a session whose
+     * REGISTER was already waiting, which the client reads as a refusal (docs/RELIABILITY.md,
+     * a HandshakeFuzzTest failure in a clean-clone run, 2026-11-28).
+     */
+    @Test
+    void shouldAnswerARegistrationThatCameWhileTheRendezvousThreadWasHeldUp() throws Exception {
+        LocalRendezvous server = new LocalRendezvous(KEY, 10_000);
+        LocalRendezvous client = new LocalRendezvous(KEY, 10_000);
+        int port = unusedPort();
+        server.listen(LOOPBACK, port, NOBODY);
+        boolean registered = client.register(new InetSocketAddress(LOOPBACK, port), () -> {
+            // the challenge is here; the server's thread now stalls past the session's idle limit
+            java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+            server.execute(() -> {
+                stalled.countDown();
+                try {
+                    Thread.sleep(2_500);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            stalled.await();
+            return new InetSocketAddress(LOOPBACK, 1 + ThreadLocalRandom.current().nextInt(30_000));
+        }, System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
+        assertTrue(registered, "the registration that waited for the held-up thread was answered");
+        server.unlisten(LOOPBACK, port, NOBODY);
+    }
 }
