@@ -462,8 +462,9 @@ public final class LocalRendezvous {
                 }
                 // after serving: a session whose message came while this thread was held up (a
                 // loaded machine) is served, not closed as idle (a client reads that as a refusal)
-                expireSessions(System.nanoTime());
-                expireUpgrades(System.nanoTime());
+                long served = System.nanoTime();
+                expireSessions(served);
+                expireUpgrades(served);
                 Runnable h = housekeeping;
                 if (h != null) {
                     h.run();

@@ -819,15 +819,10 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
-    /** DATA messages the peer has reported taken (its credits), refreshed from what arrived. */
+    /** DATA messages the peer has reported taken (its credits), as last polled ({@link #sendsComplete} polls). */
     long messagesTaken() {
         lock.lock();
         try {
-            if (worker.isOpen()) {
-                pollCredits();
-            }
-            return txPeerConsumed;
-        } catch (UcxException e) {
             return txPeerConsumed;
         } finally {
             lock.unlock();

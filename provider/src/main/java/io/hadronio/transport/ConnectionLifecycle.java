@@ -1140,7 +1140,8 @@ public final class ConnectionLifecycle {
 
     /**
      * True once the peer has taken none of our messages for {@link #closeLingerNanos} since the
-     * close or since it last took one. Control thread, while draining.
+     * close or since it last took one. Control thread, while draining, right after
+     * {@link Connection#sendsComplete} polled the credits.
      */
     private boolean lingeredOut(long now) {
         long progress = connection.messagesTaken();

@@ -4,16 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
 import io.hadronio.HadronioProvider;
-import io.hadronio.HadronioSocketOptions;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -50,10 +47,7 @@ class AbruptCloseMemoryTest {
     /** A connection that opened plain and moved to UCX (hadronio.upgrade) both ways before the close. */
     @Test
     void shouldFreeMemoryWhenClosingAnUpgradedConnectionWithMessagesInFlight() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
-        p.setProperty("hadronio.upgrade.delay", "0");
-        closeWhilePeerWrites(new HadronioProvider(HadronioConfig.from(p)), 1024, false);
+        closeWhilePeerWrites(UpgradedPairs.upgradingAtOnce(), 1024, false);
     }
 
     private static void closeWhilePeerWrites(int writeSize, boolean abortive) throws Exception {
@@ -73,7 +67,7 @@ class AbruptCloseMemoryTest {
                     client.configureBlocking(provider.config().upgrade());
                     SocketChannel accepted = server.accept();
                     if (provider.config().upgrade()) {
-                        moveToUcx(client, accepted);
+                        UpgradedPairs.moveToUcx(client, accepted);
                         client.configureBlocking(false);
                     }
                     if (abortive) {
@@ -106,32 +100,6 @@ class AbruptCloseMemoryTest {
         settle(baseline);
         assertEquals(0, Connection.memoryRetained(), "connections whose memory is kept for requests in flight");
         assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
-    }
-
-    /** Ping-pong until both directions carry their bytes over UCX. */
-    private static void moveToUcx(SocketChannel client, SocketChannel accepted) throws Exception {
-        ByteBuffer b = ByteBuffer.allocate(8);
-        for (int i = 0; i < 10_000; i++) {
-            for (SocketChannel[] pair : new SocketChannel[][] {{client, accepted}, {accepted, client}}) {
-                b.clear();
-                while (b.hasRemaining()) {
-                    pair[0].write(b);
-                }
-                b.clear();
-                while (b.hasRemaining()) {
-                    assertTrue(pair[1].read(b) >= 0);
-                }
-            }
-            if (onUcx(client) && onUcx(accepted)) {
-                return;
-            }
-            Thread.sleep(1);
-        }
-        throw new AssertionError("no move to UCX: " + client.getOption(HadronioSocketOptions.TRANSPORT));
-    }
-
-    private static boolean onUcx(SocketChannel c) throws IOException {
-        return c.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:");
     }
 
     /** Waits until the connections' memory is down to {@code live} and none is retained (or the guard passes). */

@@ -4,15 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
 import io.hadronio.HadronioProvider;
-import io.hadronio.HadronioSocketOptions;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,20 +45,14 @@ class SlowReaderCloseTest {
     @Test
     void shouldDeliverEveryByteAfterHalfCloseToAReaderThatStartsLate() throws Exception {
         try (Pair p = Pair.open(io.hadronio.EagerProvider.get())) {
-            long written = p.writeUntilHeldBack();
-            p.client.shutdownOutput();
-            Thread.sleep(PAST_LINGER_MILLIS);
-            assertEquals(written, p.readToEnd(), "bytes before the end-of-stream");
+            p.halfCloseAndReadLate();
         }
     }
 
     @Test
     void shouldDeliverEveryByteAfterHalfCloseOverAnUpgradedConnection() throws Exception {
-        try (Pair p = Pair.open(upgrading())) {
-            long written = p.writeUntilHeldBack();
-            p.client.shutdownOutput();
-            Thread.sleep(PAST_LINGER_MILLIS);
-            assertEquals(written, p.readToEnd(), "bytes before the end-of-stream");
+        try (Pair p = Pair.open(UpgradedPairs.upgradingAtOnce())) {
+            p.halfCloseAndReadLate();
         }
     }
 
@@ -99,16 +90,9 @@ class SlowReaderCloseTest {
 
     @Test
     void shouldResetInsteadOfEndingEarlyOverAnUpgradedConnection() throws Exception {
-        try (Pair p = Pair.open(upgrading())) {
+        try (Pair p = Pair.open(UpgradedPairs.upgradingAtOnce())) {
             p.closeAndExpectResetAfterLinger();
         }
-    }
-
-    private static HadronioProvider upgrading() {
-        Properties props = new Properties();
-        props.setProperty("hadronio.upgrade", "true");
-        props.setProperty("hadronio.upgrade.delay", "0");
-        return new HadronioProvider(HadronioConfig.from(props));
     }
 
     /** A connected pair on UCX both ways, the client non-blocking, the accepted side blocking. */
@@ -121,7 +105,7 @@ class SlowReaderCloseTest {
             client.connect(server.getLocalAddress());
             SocketChannel accepted = server.accept();
             if (provider.config().upgrade()) {
-                moveToUcx(client, accepted);
+                UpgradedPairs.moveToUcx(client, accepted);
             }
             client.configureBlocking(false);
             return new Pair(server, client, accepted);
@@ -158,6 +142,14 @@ class SlowReaderCloseTest {
             }
         }
 
+        /** Writes until held back, half-closes, and reads only after the linger: every byte, then end-of-stream. */
+        void halfCloseAndReadLate() throws Exception {
+            long written = writeUntilHeldBack();
+            client.shutdownOutput();
+            Thread.sleep(PAST_LINGER_MILLIS);
+            assertEquals(written, readToEnd(), "bytes before the end-of-stream");
+        }
+
         void closeAndExpectResetAfterLinger() throws Exception {
             long written = writeUntilHeldBack();
             client.close();
@@ -184,31 +176,5 @@ class SlowReaderCloseTest {
                 // closes all three
             }
         }
-    }
-
-    /** Ping-pong until both directions carry their bytes over UCX. */
-    private static void moveToUcx(SocketChannel client, SocketChannel accepted) throws Exception {
-        ByteBuffer b = ByteBuffer.allocate(8);
-        for (int i = 0; i < 10_000; i++) {
-            for (SocketChannel[] pair : new SocketChannel[][] {{client, accepted}, {accepted, client}}) {
-                b.clear();
-                while (b.hasRemaining()) {
-                    pair[0].write(b);
-                }
-                b.clear();
-                while (b.hasRemaining()) {
-                    assertTrue(pair[1].read(b) >= 0);
-                }
-            }
-            if (onUcx(client) && onUcx(accepted)) {
-                return;
-            }
-            Thread.sleep(1);
-        }
-        throw new AssertionError("no move to UCX: " + client.getOption(HadronioSocketOptions.TRANSPORT));
-    }
-
-    private static boolean onUcx(SocketChannel c) throws IOException {
-        return c.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:");
     }
 }
