@@ -92,6 +92,8 @@ public final class HadronioSelector extends AbstractSelector {
     private final EventFd wakeFd;
     // this selector among a worker's waiters: others wake it through wakeFd
     private final Waiters.Waiter waiter;
+    // sleeps that ended, whatever woke them (for tests; written by the selecting thread only)
+    private volatile long wakeUps;
     // reused by each sleep: our eventfd, the event fds of the workers we watch, the epoll fd
     private final PollSet pollSet = new PollSet(8);
     // the fds of keys that have one (JDK channels, hadroNIO connections on kernel TCP, listeners)
@@ -178,6 +180,13 @@ public final class HadronioSelector extends AbstractSelector {
             @Override
             protected boolean wantsWake() {
                 return queueHead != null;
+            }
+
+            // an event loop selects again at once: waking another waiter to take the watch
+            // each time we leave would cost a wake-up per message (see Waiters, rule 5)
+            @Override
+            protected boolean keepsWatch() {
+                return true;
             }
         };
     }
@@ -423,9 +432,11 @@ public final class HadronioSelector extends AbstractSelector {
         // read after announcing the sleep: a registration counts its key, then looks at
         // sleeping (interestChanged), so either we see its key or it wakes us
         final boolean watchWorkers = connectionKeys.get() > 0;
-        if (watchWorkers) {
-            for (WorkerGroup g : groups) {
+        for (WorkerGroup g : groups) {
+            if (watchWorkers) {
                 g.enter(waiter);
+            } else {
+                g.release(waiter);
             }
         }
         try {
@@ -444,10 +455,18 @@ public final class HadronioSelector extends AbstractSelector {
                 }
                 if (watch == WorkerGroup.WATCHING) {
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
+                } else {
+                    // whoever holds the watch may be a selector that stays away (Waiters, rule 5)
+                    long nap = g.napNanosWhileNotWatching();
+                    if (nap != Long.MAX_VALUE) {
+                        timeoutMillis = (int) Math.max(1, Math.min(timeoutMillis < 0 ? Long.MAX_VALUE : timeoutMillis,
+                                (nap + 999_999) / 1_000_000));
+                    }
                 }
             }
             int epollAt = epoll.registered() > 0 ? pollSet.add(epoll.fd(), PollSet.POLLIN) : -1;
             pollSet.poll(timeoutMillis);
+            wakeUps++;
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();
             }
@@ -596,6 +615,11 @@ public final class HadronioSelector extends AbstractSelector {
         if (now - lastAskAllNanos > maxSleepMillis * 1_000_000L) {
             askAll = true;
         }
+    }
+
+    /** How many of this selector's sleeps have ended, whatever woke them (for tests). */
+    long wakeUps() {
+        return wakeUps;
     }
 
     /** How many keys the last pass asked (for tests). */
@@ -833,6 +857,9 @@ public final class HadronioSelector extends AbstractSelector {
     @Override
     protected void implCloseSelector() throws IOException {
         wakeup();
+        for (WorkerGroup g : groups) {
+            g.release(waiter);
+        }
         synchronized (this) {
             synchronized (publicSelectedKeys) {
                 for (SelectionKey k : keys) {

@@ -27,6 +27,18 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *     passes the wake-up on to another.
  * <li>A progress that handled events wakes only the waiters that may be ready
  *     ({@link Waiter#wantsWake}); a sleeping watcher is woken by the worker's event fd.
+ * <li>A selector that leaves with the watch {@link Waiter#keepsWatch keeps it}: nobody is
+ *     woken, and for {@link #RESERVE_NANOS} no other waiter takes it; an event loop is back in
+ *     its next selection within microseconds and watches again. Until then its own selections
+ *     progress the worker and wake whoever the events are for (rule 2). Should it stay away,
+ *     the reservation lapses: the next waiter that looks takes the watch, and a waiter that
+ *     sleeps while a selector holds or reserves the watch naps at most
+ *     {@link #napNanosWhileNotWatching()}. (Handing the watch over at every leave cost two
+ *     wake-ups per message whenever two selectors shared a worker: JGroups runs two per
+ *     member, and the idle one was woken to watch each time the busy one left, then woke the
+ *     busy one for its next message.) A reserved watch follows the traffic: when the
+ *     selector that holds the reservation wakes another selector for its events, the
+ *     reservation passes to that one.
  * </ol>
  * Enter-then-ask and the hand-over are ordered by volatile accesses on both sides (a
  * waiter adds itself, then reads the watcher; a leaving watcher clears it, then reads
@@ -55,6 +67,14 @@ public final class Waiters {
             return true;
         }
 
+        /**
+         * Whether the waiter keeps the watch reserved when it leaves (rule 5): true for a
+         * selector, which comes back at once; a blocked read or write may not come back.
+         */
+        protected boolean keepsWatch() {
+            return false;
+        }
+
         /** Binds the waiter to the calling thread for its next sleep. */
         public final void bind() {
             thread = Thread.currentThread();
@@ -66,6 +86,15 @@ public final class Waiters {
     private volatile AtomicReferenceArray<Waiter> slots = new AtomicReferenceArray<>(8);
     private final AtomicInteger count = new AtomicInteger();
     private final AtomicReference<Waiter> watcher = new AtomicReference<>();
+
+    /** How long a watch stays reserved for the selector that left with it (rule 5). */
+    public static final long RESERVE_NANOS = 1_000_000;
+    /** Longest nap of a waiter that sleeps while a selector holds or reserves the watch (rule 5). */
+    public static final long NAP_NANOS_NEXT_TO_A_SELECTOR = 10_000_000;
+    // the selector that left with the watch, and when; set before the watch is cleared, so a
+    // waiter that sees no watcher sees the reservation
+    private volatile Waiter reservedFor;
+    private volatile long reservedAt;
 
     synchronized void enter(Waiter w) {
         AtomicReferenceArray<Waiter> a = slots;
@@ -89,7 +118,46 @@ public final class Waiters {
     /** True when {@code w} is (now) the one that arms the worker and polls its event fd. */
     boolean tryWatch(Waiter w) {
         Waiter current = watcher.get();
-        return current == w || current == null && watcher.compareAndSet(null, w);
+        if (current == w) {
+            return true;
+        }
+        if (current != null || reservedForAnother(w) || !watcher.compareAndSet(null, w)) {
+            return false;
+        }
+        if (reservedFor != null) {
+            reservedFor = null;
+        }
+        return true;
+    }
+
+    private boolean reservedForAnother(Waiter w) {
+        Waiter r = reservedFor;
+        return r != null && r != w && System.nanoTime() - reservedAt < RESERVE_NANOS;
+    }
+
+    /**
+     * The longest sleep for a waiter that is not the watcher: bounded while a selector holds
+     * or reserves the watch (it may stay away), unbounded ({@link Long#MAX_VALUE}) otherwise.
+     */
+    public long napNanosWhileNotWatching() {
+        Waiter current = watcher.get();
+        if (current == null && reservedFor != null) {
+            return Math.max(0, RESERVE_NANOS - (System.nanoTime() - reservedAt));
+        }
+        return current != null && current.keepsWatch() ? NAP_NANOS_NEXT_TO_A_SELECTOR : Long.MAX_VALUE;
+    }
+
+    /**
+     * A selector that stops watching (closed, or no connection keys left) gives up its
+     * reservation: if nobody watches, one waiter is woken to take the watch.
+     */
+    void release(Waiter w) {
+        if (reservedFor == w) {
+            reservedFor = null;
+            if (watcher.get() == null) {
+                wakeOne(w);
+            }
+        }
     }
 
     boolean isWatcher(Waiter w) {
@@ -107,7 +175,13 @@ public final class Waiters {
                 }
             }
         }
-        if (watcher.get() == w && watcher.compareAndSet(w, null) || watcher.get() == null) {
+        if (watcher.get() == w && w.keepsWatch()) {
+            reservedAt = System.nanoTime();
+            reservedFor = w;
+            watcher.compareAndSet(w, null);
+            return;
+        }
+        if (watcher.get() == w && watcher.compareAndSet(w, null) || watcher.get() == null && !reservedForAnother(w)) {
             // hand the watch over: one remaining waiter looks again and takes it when it sleeps
             // again. If it is leaving instead, its own leave (watcher still null) passes it on,
             // so no waiter stays asleep with nobody watching. (It woke all of them once: tens
@@ -150,12 +224,23 @@ public final class Waiters {
      */
     void wakeOthers(boolean onlyWanting) {
         Thread me = Thread.currentThread();
+        Waiter selector = null;
         AtomicReferenceArray<Waiter> a = slots;
         for (int i = 0; i < a.length(); i++) {
             Waiter w = a.get(i);
             if (w != null && w.thread != me && (!onlyWanting || w.wantsWake())) {
                 w.wake();
+                if (selector == null && w.keepsWatch()) {
+                    selector = w;
+                }
             }
+        }
+        Waiter r = reservedFor;
+        if (onlyWanting && selector != null && r != null && r.thread == me && watcher.get() == null) {
+            // the events were for another selector: the watch follows them (rule 5), or the
+            // selector that holds it would wake first and then wake the other for every message
+            reservedAt = System.nanoTime();
+            reservedFor = selector;
         }
     }
 }

@@ -483,7 +483,9 @@ public final class WorkerGroup implements AutoCloseable {
                     }
                 }
             } else {
-                LockSupport.parkNanos(this, napMillis * 1_000_000L);
+                // bounded while a selector holds or reserves the watch (Waiters, rule 5)
+                LockSupport.parkNanos(this, Math.max(1, Math.min(napMillis * 1_000_000L,
+                        waiters.napNanosWhileNotWatching())));
             }
             return false;
         } finally {
@@ -507,6 +509,16 @@ public final class WorkerGroup implements AutoCloseable {
 
     public void leave(Waiters.Waiter w) {
         waiters.leave(w);
+    }
+
+    /** A selector stops watching this worker: its reservation of the watch ends ({@link Waiters#release}). */
+    public void release(Waiters.Waiter w) {
+        waiters.release(w);
+    }
+
+    /** The longest sleep of a selector that does not watch this worker ({@link Waiters#napNanosWhileNotWatching}). */
+    public long napNanosWhileNotWatching() {
+        return waiters.napNanosWhileNotWatching();
     }
 
     /**

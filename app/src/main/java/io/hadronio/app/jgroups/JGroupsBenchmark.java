@@ -115,6 +115,10 @@ public final class JGroupsBenchmark implements Callable<Integer> {
             description = "Measured seconds of multicasting and of RPCs (default: ${DEFAULT-VALUE}).")
     double durationSeconds;
 
+    @Option(names = "--platform-threads", description = "Run JGroups' message handlers and selector loop on platform "
+            + "threads (TP use_virtual_threads=false) instead of JGroups' default, virtual threads.")
+    boolean platformThreads;
+
     @Option(names = "--no-rpc", description = "Skip member 0's RPC round trips.")
     boolean noRpc;
 
@@ -167,7 +171,7 @@ public final class JGroupsBenchmark implements Callable<Integer> {
         long patience = (long) (warmupSeconds + durationSeconds) + 60;
 
         String hosts = ports.stream().map(p -> "127.0.0.1[" + p + "]").collect(Collectors.joining(","));
-        try (JChannel channel = new JChannel(new ByteArrayInputStream(config(ports.get(member), hosts)
+        try (JChannel channel = new JChannel(new ByteArrayInputStream(config(ports.get(member), hosts, !platformThreads)
                 .getBytes(StandardCharsets.UTF_8)));
              RpcDispatcher rpc = new RpcDispatcher(channel, this)) {
             rpc.setMethodLookup(id -> ECHO);
@@ -356,12 +360,13 @@ public final class JGroupsBenchmark implements Callable<Integer> {
     }
 
     /** JGroups' tcp-nio.xml with explicit addresses: several members on one host, and no fixed ports to collide. */
-    static String config(int ownPort, String hosts) {
+    static String config(int ownPort, String hosts, boolean virtualThreads) {
         return """
             <config xmlns="urn:org:jgroups">
               <TCP_NIO2 bind_addr="127.0.0.1" bind_port="%d" port_range="0" recv_buf_size="0" send_buf_size="0"
                         sock_conn_timeout="300ms" max_send_buffers="10" diag.enabled="false"
-                        thread_pool.min_threads="0" thread_pool.max_threads="200" thread_pool.keep_alive_time="60s"/>
+                        thread_pool.min_threads="0" thread_pool.max_threads="200" thread_pool.keep_alive_time="60s"
+                        use_virtual_threads="%b"/>
               <RED/>
               <TCPPING async_discovery="true" initial_hosts="%s" port_range="0"/>
               <MERGE3 min_interval="10s" max_interval="30s"/>
@@ -377,6 +382,6 @@ public final class JGroupsBenchmark implements Callable<Integer> {
               <UFC max_credits="2M" min_threshold="0.4"/>
               <FRAG2 frag_size="60K"/>
             </config>
-            """.formatted(ownPort, hosts);
+            """.formatted(ownPort, virtualThreads, hosts);
     }
 }
