@@ -26,6 +26,7 @@
 #   GRPC_IN_FLIGHT  gRPC calls in flight (default 32)
 #   JETTY_IN_FLIGHT Jetty requests in flight (default 16)
 #   JGROUPS_SIZE    JGroups message and RPC argument bytes (default 100)
+#   JGROUPS_ARGS    more options for "jgroups benchmark", e.g. --platform-threads (default none)
 #   SERVER_CPU / CLIENT_CPU   cores of the server and client JVMs (default 0 / 1)
 #   MEMBER_CPUS     cores of the three JGroups members (default "0 1 1": member 0 alone, like a server)
 #   RUN_TIMEOUT     seconds a run may take before it counts as failed (default 150)
@@ -49,6 +50,7 @@ SIZE="${SIZE:-64}"
 GRPC_IN_FLIGHT="${GRPC_IN_FLIGHT:-32}"
 JETTY_IN_FLIGHT="${JETTY_IN_FLIGHT:-16}"
 JGROUPS_SIZE="${JGROUPS_SIZE:-100}"
+JGROUPS_ARGS="${JGROUPS_ARGS:-}"
 SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
 MEMBER_CPUS="${MEMBER_CPUS:-0 1 1}"
@@ -185,8 +187,9 @@ run_jgroups() {
   STATUS=failed REASON="" LINES=""
   all="$(free_ports)"
   for m in 0 1 2; do
+    # shellcheck disable=SC2086
     java_bg "$provider" "${cpus[$m]:-$m}" "$LOG_DIR/$tag-member$m.log" jgroups benchmark -m "$m" -p "$all" \
-      -l "$JGROUPS_SIZE" --warmup "$WARMUP" -d "$DURATION"
+      -l "$JGROUPS_SIZE" --warmup "$WARMUP" -d "$DURATION" $JGROUPS_ARGS
     pids+=("$PID")
   done
   for m in 0 1 2; do
@@ -284,7 +287,7 @@ print_table() {
   echo "Applications side by side on 127.0.0.1, $(nproc) cores; server on core $SERVER_CPU, client on core $CLIENT_CPU" \
        "(JGroups members on cores: $MEMBER_CPUS)"
   echo "each loop: $WARMUP s warm-up, $DURATION s measured; medians of $RUNS interleaved rounds (JDK first in odd rounds)"
-  echo "gRPC: $SIZE B calls on one channel; Jetty: GET, $SIZE B responses, HTTP/1.1 keep-alive; JGroups: 3 members, $JGROUPS_SIZE B messages"
+  echo "gRPC: $SIZE B calls on one channel; Jetty: GET, $SIZE B responses, HTTP/1.1 keep-alive; JGroups: 3 members, $JGROUPS_SIZE B messages${JGROUPS_ARGS:+ ($JGROUPS_ARGS)}"
   echo
   echo "| app | figure | JDK median | hadroNIO median | hadroNIO/JDK | JDK rounds | hadroNIO rounds | transport (JDK; hadroNIO) |"
   echo "|---|---|---:|---:|---:|---|---|---|"
