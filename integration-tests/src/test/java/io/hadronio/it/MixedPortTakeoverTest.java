@@ -109,9 +109,17 @@ class MixedPortTakeoverTest extends ItSupport {
                 }
             }, "echo with the server on " + to);
         } catch (Throwable t) {
+            keepOutput(server, t);
             replaceIfTaker(server);
             throw t;
         }
+    }
+
+    /** The failed run's server output goes with the failure: the child is replaced right after. */
+    private static void keepOutput(ChildJvm server, Throwable failure) {
+        String out = server.output();
+        failure.addSuppressed(new AssertionError("output of the server JVM (pid " + server.process().pid()
+                + "), last 8000 characters:\n" + out.substring(Math.max(0, out.length() - 8000))));
     }
 
     /** An echo with this JVM's accelerated client against a {@link ServerSocket} of this JVM. */
@@ -422,6 +430,7 @@ class MixedPortTakeoverTest extends ItSupport {
                 }
             }, "echo with the server that was stopped when we connected");
         } catch (Throwable e) {
+            keepOutput(server, e);
             replaceIfTaker(server);
             throw e;
         }

@@ -887,7 +887,7 @@ public final class LocalRendezvous {
             }
             if (answer == null) {
                 throw new java.net.SocketTimeoutException("hadroNIO: the local server on port "
-                        + destination.getPort() + " did not answer our registration within "
+                        + destination.getPort() + " (process " + s.peerPid() + ") did not answer our registration within "
                         + expiryNanos / 1_000_000 + " ms");
             }
             if (answer.length != HEADER + HandshakeMessages.MAC_LENGTH || !isHeader(answer, REGISTERED)) {

@@ -269,7 +269,17 @@ public final class UnixSeqpacket implements AutoCloseable {
     }
 
     /** The user id of the peer's process (when it connected or listened), from {@code SO_PEERCRED}. */
-    public synchronized int peerUid() throws IOException {
+    public int peerUid() throws IOException {
+        return peerCredential(4);
+    }
+
+    /** The process id of the peer (when it connected or listened), from {@code SO_PEERCRED}: for diagnostics. */
+    public int peerPid() throws IOException {
+        return peerCredential(0);
+    }
+
+    // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: the field at offset
+    private synchronized int peerCredential(int offset) throws IOException {
         if (fd < 0) {
             throw new IOException("closed");
         }
@@ -281,7 +291,7 @@ public final class UnixSeqpacket implements AutoCloseable {
             if (r < 0) {
                 throw new IOException("getsockopt(SO_PEERCRED): errno " + lastErrno());
             }
-            return cred.get(JAVA_INT, 4);
+            return cred.get(JAVA_INT, offset);
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {

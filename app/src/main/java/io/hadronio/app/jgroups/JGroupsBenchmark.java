@@ -16,6 +16,8 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.stream.Collectors;
@@ -129,6 +131,9 @@ public final class JGroupsBenchmark implements Callable<Integer> {
     private int members;
     private final CountDownLatch fullView = new CountDownLatch(1);
     private final List<CountDownLatch> marks = new ArrayList<>();
+    // each member's address, from its "joined" marker, and whether its "finished" marker counted
+    private final java.util.Map<Address, Integer> memberAt = new ConcurrentHashMap<>();
+    private AtomicIntegerArray finished;
     private AtomicLongArray received;
     private AtomicLongArray sentBy;
     private long[] next;
@@ -166,6 +171,7 @@ public final class JGroupsBenchmark implements Callable<Integer> {
         sentBy = new AtomicLongArray(members);
         next = new long[members];
         allSent = new CountDownLatch(members);
+        finished = new AtomicIntegerArray(members);
         Duration warmup = Duration.ofNanos((long) (warmupSeconds * 1e9));
         Duration duration = Duration.ofNanos((long) (durationSeconds * 1e9));
         long patience = (long) (warmupSeconds + durationSeconds) + 60;
@@ -181,6 +187,14 @@ public final class JGroupsBenchmark implements Callable<Integer> {
                     if (view.size() == members) {
                         fullView.countDown();
                     }
+                    // A member leaves only after the last barrier, so one that left has finished: its
+                    // "finished" marker may reach us after the view without it (JGroups drops a
+                    // non-member's messages), as it sends the marker and leaves at once when it is last.
+                    memberAt.forEach((address, index) -> {
+                        if (!view.containsMember(address)) {
+                            countFinished(index, "left the cluster before its marker arrived");
+                        }
+                    });
                 }
             });
             // a MessageDispatcher takes every message of its channel and drops those that are not
@@ -274,6 +288,16 @@ public final class JGroupsBenchmark implements Callable<Integer> {
         System.out.flush();
     }
 
+    /** Counts member {@code index} at the last barrier, once, by its marker or by its leaving ({@code why}). */
+    private void countFinished(int index, String why) {
+        if (finished.compareAndSet(index, 0, 1)) {
+            if (why != null) {
+                System.out.println("member " + index + " " + why + ": counted as finished");
+            }
+            marks.get(FINISHED).countDown();
+        }
+    }
+
     /** Multicasts this member's marker of {@code phase} and waits for every member's. */
     private void barrier(JChannel channel, int phase, long seconds) throws Exception {
         send(channel, MARK, phase);
@@ -309,6 +333,13 @@ public final class JGroupsBenchmark implements Callable<Integer> {
                 }
             }
             case MARK -> {
+                if (value == JOINED) {
+                    memberAt.put(msg.getSrc(), sender);
+                }
+                if (value == FINISHED) {
+                    countFinished(sender, null);
+                    return;
+                }
                 CountDownLatch mark = marks.get((int) value);
                 synchronized (window) {
                     // the first member to start its measured part opens the window
