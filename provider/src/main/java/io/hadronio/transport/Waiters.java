@@ -90,7 +90,9 @@ public final class Waiters {
     /** How long a watch stays reserved for the selector that left with it (rule 5). */
     public static final long RESERVE_NANOS = 1_000_000;
     /** Longest nap of a waiter that sleeps while a selector holds or reserves the watch (rule 5). */
-    public static final long NAP_NANOS_NEXT_TO_A_SELECTOR = 10_000_000;
+    // (each nap costs an idle waiter a wake-up: 50 ms keeps that near 20 a second, and bounds the
+    // wait of its events when the selector that watches stays away outside its selections)
+    public static final long NAP_NANOS_NEXT_TO_A_SELECTOR = 50_000_000;
     // the selector that left with the watch, and when; set before the watch is cleared, so a
     // waiter that sees no watcher sees the reservation
     private volatile Waiter reservedFor;
