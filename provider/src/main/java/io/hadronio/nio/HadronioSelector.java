@@ -459,8 +459,7 @@ public final class HadronioSelector extends AbstractSelector {
                     // whoever holds the watch may be a selector that stays away (Waiters, rule 5)
                     long nap = g.napNanosWhileNotWatching();
                     if (nap != Long.MAX_VALUE) {
-                        timeoutMillis = (int) Math.max(1, Math.min(timeoutMillis < 0 ? Long.MAX_VALUE : timeoutMillis,
-                                (nap + 999_999) / 1_000_000));
+                        timeoutMillis = (int) Math.max(1, Math.min(timeoutMillis, (nap + 999_999) / 1_000_000));
                     }
                 }
             }

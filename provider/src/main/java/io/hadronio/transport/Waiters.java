@@ -88,11 +88,11 @@ public final class Waiters {
     private final AtomicReference<Waiter> watcher = new AtomicReference<>();
 
     /** How long a watch stays reserved for the selector that left with it (rule 5). */
-    public static final long RESERVE_NANOS = 1_000_000;
+    static final long RESERVE_NANOS = 1_000_000;
     /** Longest nap of a waiter that sleeps while a selector holds or reserves the watch (rule 5). */
     // (each nap costs an idle waiter a wake-up: 50 ms keeps that near 20 a second, and bounds the
     // wait of its events when the selector that watches stays away outside its selections)
-    public static final long NAP_NANOS_NEXT_TO_A_SELECTOR = 50_000_000;
+    static final long NAP_NANOS_NEXT_TO_A_SELECTOR = 50_000_000;
     // the selector that left with the watch, and when; set before the watch is cleared, so a
     // waiter that sees no watcher sees the reservation
     private volatile Waiter reservedFor;
@@ -141,7 +141,7 @@ public final class Waiters {
      * The longest sleep for a waiter that is not the watcher: bounded while a selector holds
      * or reserves the watch (it may stay away), unbounded ({@link Long#MAX_VALUE}) otherwise.
      */
-    public long napNanosWhileNotWatching() {
+    long napNanosWhileNotWatching() {
         Waiter current = watcher.get();
         if (current == null && reservedFor != null) {
             return Math.max(0, RESERVE_NANOS - (System.nanoTime() - reservedAt));

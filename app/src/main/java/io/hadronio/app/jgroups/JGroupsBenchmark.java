@@ -13,10 +13,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -132,7 +133,7 @@ public final class JGroupsBenchmark implements Callable<Integer> {
     private final CountDownLatch fullView = new CountDownLatch(1);
     private final List<CountDownLatch> marks = new ArrayList<>();
     // each member's address, from its "joined" marker, and whether its "finished" marker counted
-    private final java.util.Map<Address, Integer> memberAt = new ConcurrentHashMap<>();
+    private final Map<Address, Integer> memberAt = new ConcurrentHashMap<>();
     private AtomicIntegerArray finished;
     private AtomicLongArray received;
     private AtomicLongArray sentBy;
