@@ -308,6 +308,78 @@ class UpgradeTest {
         }
     }
 
+    /**
+     * The server ends its output raw (shutdownOutput before it moved), the client's output moves
+     * to UCX, and the server closes without reading on: the client's writes fail, as against a
+     * closed TCP peer, and the server's raw bytes still read to their end. The upgrade session,
+     * closed once both sides were done, was the only way to learn of that close (no record can
+     * follow raw bytes without a switch): the client's writes were held back for ever.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void shouldFailWritesOverUcxOnceAPeerWhoseOutputEndedRawCloses(boolean blockingWriter) throws Exception {
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = upgrading.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                SocketChannel accepted = server.accept();
+                accepted.write(ByteBuffer.wrap(new byte[] {7, 8, 9}));
+                accepted.shutdownOutput();
+                java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+                CompletableFuture<Void> drain = CompletableFuture.runAsync(() -> {
+                    try (accepted) {
+                        ByteBuffer b = ByteBuffer.allocate(65536);
+                        while (!stop.get() && accepted.read(b.clear()) >= 0) {
+                            // take what the client writes until told to close
+                        }
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                ByteBuffer chunk = ByteBuffer.allocate(1000);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!outputMoved(client)) {
+                    assertTrue(System.nanoTime() - deadline < 0, "the client's output never moved to UCX");
+                    client.write(chunk.clear());
+                    Thread.sleep(1);
+                }
+                stop.set(true);
+                // one more write wakes the server's reader, which then closes
+                client.write(chunk.clear());
+                drain.get(30, TimeUnit.SECONDS);
+                client.configureBlocking(blockingWriter);
+                IOException failed = null;
+                long failBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (failed == null) {
+                    // (a blocking writer held back for ever ends at the test's timeout)
+                    assertTrue(System.nanoTime() - failBy < 0, "writes to the closed peer never failed: " + client);
+                    try {
+                        client.write(chunk.clear());
+                        if (!blockingWriter) {
+                            Thread.sleep(1);
+                        }
+                    } catch (IOException e) {
+                        failed = e;
+                    }
+                }
+                ByteBuffer rest = ByteBuffer.allocate(8);
+                client.configureBlocking(true);
+                while (rest.position() < 3) {
+                    assertTrue(client.read(rest) > 0, "the server's raw bytes before its end-of-stream");
+                }
+                assertArrayEquals(new byte[] {7, 8, 9}, java.util.Arrays.copyOf(rest.array(), 3));
+                assertEquals(-1, client.read(rest));
+            }
+        }
+    }
+
+    /** True once the channel's own output has moved to UCX (its transport option says so only for both directions). */
+    static boolean outputMoved(SocketChannel c) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
+        f.setAccessible(true);
+        return !((io.hadronio.transport.ConnectionLifecycle) f.get(c)).outputRaw();
+    }
+
     /** A selector-driven echo server: readiness follows the raw fd, then UCX, with nothing lost. */
     @Test
     void shouldServeASelectorAcrossTheSwitch() throws Exception {

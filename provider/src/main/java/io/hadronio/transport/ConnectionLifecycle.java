@@ -710,7 +710,8 @@ public final class ConnectionLifecycle {
 
     /**
      * Our output switched, but the peer can no longer learn where (its upgrade session ended
-     * first, as when it wrote and closed at once): a reset for everything we write. A raw input
+     * first, as when it wrote and closed at once), or the peer closed while its own output was
+     * still raw (no record can tell us that; Upgrade#onEnd): a reset for everything we write. A raw input
      * whose peer never announced a switch still reads to the kernel's end-of-stream, since its
      * bytes are the peer's whole stream ({@link #rawInputOutlivesReset}); resetting it too lost
      * the last bytes of a peer that wrote and closed while our idle output moved

@@ -25,7 +25,16 @@ import java.nio.ByteBuffer;
  *                                               <-    ACK n
  *  SWITCHED n on TCP (the first control record), then FIN/CLOSE/NUDGE as on any accelerated connection
  *  NO_SWITCH: the output ended raw (shutdownOutput or close before it switched)
+ *  (session closed once both directions are settled alike; kept while one ended raw and the other moved)
  * </pre>
+ *
+ * <p>The session is also how a side learns that its peer closed while the peer's output is
+ * still raw: no control record can follow raw bytes without a switch, so when the peer's
+ * session ends before it switched, or after it ended raw, a side whose own output moved to
+ * UCX has no one left to take it. Its writes then fail, as writes to a closed TCP peer do,
+ * while its raw input still reads to the kernel's end-of-stream ({@link ConnectionLifecycle#resetOutput}).
+ * Closing the session once both sides were done left such a writer holding back its bytes for
+ * ever (AbruptCloseAcrossJvmsTest, about one connection in a thousand).
  *
  * Every session event runs on the rendezvous thread; the lifecycle owns the state.
  * Session messages carry nothing the TCP stream depends on until a SWITCH, so a session
@@ -50,6 +59,9 @@ public final class Upgrade implements UpgradeSession.Handler {
     private boolean mineDone;
     private boolean peerDone;
     private boolean switchSent;
+    // our output / the peer's output ended raw (NO_SWITCH sent / received)
+    private boolean mineRaw;
+    private boolean peerRaw;
     // the rendezvous thread started this upgrade (client: its delay passed; server: a session
     // attached). Until then a close or the end of the raw output only leaves a note here, and
     // the thread reads it when it starts: a connection that ends early costs no thread switch.
@@ -183,7 +195,11 @@ public final class Upgrade implements UpgradeSession.Handler {
                     maybeClose();
                 }
                 case NO_SWITCH -> {
+                    if (peerDone) {
+                        throw new ProtocolException("NO_SWITCH out of order");
+                    }
                     peerDone = true;
+                    peerRaw = true;
                     maybeClose();
                 }
                 default -> throw new ProtocolException("unknown upgrade message " + kind);
@@ -259,8 +275,13 @@ public final class Upgrade implements UpgradeSession.Handler {
         }
     }
 
+    /**
+     * Closes the session once both directions are settled alike. One that ended raw while the
+     * other moved keeps it until a channel closes: its end is then the only news of that close
+     * for the side whose output is on UCX.
+     */
     private void maybeClose() {
-        if (mineDone && peerDone && session != null) {
+        if (mineDone && peerDone && mineRaw == peerRaw && session != null) {
             session.close();
         }
     }
@@ -278,6 +299,10 @@ public final class Upgrade implements UpgradeSession.Handler {
         if (switchSent && !mineDone) {
             // we switched and the peer never took it: it is gone, or broke the protocol
             life.reset("upgrade session ended before the peer took our switch (" + why + ")");
+        } else if (switchSent && (!peerDone || peerRaw) && !closeRequested) {
+            // our output is on UCX, the peer's raw, and its session ended: its channel closed (or its
+            // process died), and no record can say so behind its raw bytes
+            life.resetOutput("Connection reset by peer (it closed before its output moved to UCX: " + why + ")");
         } else if (!switchSent) {
             life.upgradeOff();
         }
@@ -310,6 +335,7 @@ public final class Upgrade implements UpgradeSession.Handler {
     private void sendNoSwitch() {
         if (session != null && !ended && !switchSent && !mineDone) {
             mineDone = true;
+            mineRaw = true;
             session.send(NO_SWITCH, new byte[0]);
             maybeClose();
         }

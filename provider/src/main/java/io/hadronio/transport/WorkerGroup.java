@@ -99,6 +99,31 @@ public final class WorkerGroup implements AutoCloseable {
         for (Connection c : p.users.toArray(new Connection[0])) {
             c.onPeerFailure(status);
         }
+        // a failed endpoint stays UCX's until it is closed, which an upcall may not do: after the progress
+        failedEndpoints.add(p.endpoint);
+        wakeAfterProgress = true;
+    }
+
+    // endpoints UCX reported failed inside a progress, closed once it returned (under lock). Left
+    // open, each stayed in the worker for good: one more endpoint per peer that merely closed a
+    // connection abortively, as the peer's forced close of its end reads as a failure here
+    private final java.util.ArrayList<UcxEndpoint> failedEndpoints = new java.util.ArrayList<>();
+
+    /** Closes the endpoints that failed inside the progress that just returned. Under lock, not in an upcall. */
+    private void closeFailedEndpoints() {
+        for (UcxEndpoint ep : failedEndpoints) {
+            if (ep.isOpen()) {
+                try {
+                    long close = ep.closeNonBlocking(true);
+                    if (close != UcxWorker.COMPLETED) {
+                        worker.release(close);
+                    }
+                } catch (UcxException | RuntimeException e) {
+                    // gone either way
+                }
+            }
+        }
+        failedEndpoints.clear();
     }
 
     /** A connection no longer uses {@code p}; the endpoint stays for the next connection to that peer. Under lock. */
@@ -260,6 +285,9 @@ public final class WorkerGroup implements AutoCloseable {
         if (wakeAfterProgress) {
             // an endpoint failed inside that progress: everyone must look
             wakeAfterProgress = false;
+            if (!failedEndpoints.isEmpty()) {
+                closeFailedEndpoints();
+            }
             waiters.wakeAll();
         } else if (events > 0 && !waiters.isEmpty()) {
             waiters.wakeOthers(true);
