@@ -221,7 +221,7 @@ final class SoakConnection {
 
     /**
      * {@code @END id side mode outcome sent sentCrc received receivedCrc firstMismatch
-     * messagesSent failureNanos detail}: outcome {@code OK} (every byte both ways, then
+     * messagesSent failureNanos lastReadNanos detail}: outcome {@code OK} (every byte both ways, then
      * end-of-stream, then closed), {@code BROKEN} (a wrong, extra or misplaced byte, or a
      * call that broke its contract) or {@code FAULT} (an I/O error or an early end-of-stream
      * with every byte so far right).
@@ -233,6 +233,6 @@ final class SoakConnection {
                 + ", " + endOfStream();
         return "@END " + plan.id() + " " + (isClient ? "c" : "s") + " " + (blocking ? "b" : "n") + " " + outcome
                 + " " + out.sent + " " + out.crc.getValue() + " " + in.received + " " + in.crc.getValue() + " "
-                + in.firstMismatch + " " + out.messagesSent() + " " + failureNanos + " " + detail;
+                + in.firstMismatch + " " + out.messagesSent() + " " + failureNanos + " " + in.lastReadNanos + " " + detail;
     }
 }

@@ -63,7 +63,11 @@ class SoakTest {
     private static final int SLOTS = Integer.getInteger("it.soak.slots", 20);
     private static final int KILLS = Integer.getInteger("it.soak.kills", MINUTES > 0 ? Math.max(2, MINUTES) : 2);
     private static final int MAX_MESSAGES = Integer.getInteger("it.soak.messages", 8);
-    // the server must have seen a killed client's connection end by then: a hang guard, not a measurement
+    // the server must have seen a killed client's connection end by then, counted from the kill or from
+    // the last byte it read, whichever came later: a hang guard, not a measurement. (A dead client's
+    // megabytes still in the kernel are read at the selector server's pace: 4 reads of random, often
+    // tiny, arrays per pass, a pass every 0.4-1.1 s on 2 busy cores, so 2.7 MB took 24-36 s after the
+    // kill while every read took bytes; the JDK's path is the same.)
     static final Duration DETECTION_BOUND = Duration.ofSeconds(30);
     // how long a survivor may take to finish its last connections after STOP, and the server to settle
     private static final Duration HANG_GUARD = Duration.ofSeconds(180);
@@ -290,12 +294,13 @@ class SoakTest {
 
     /** One {@code @END} line: one side of one connection. */
     record End(long id, boolean client, boolean blocking, String outcome, long sent, long sentCrc, long received,
-               long receivedCrc, long firstMismatch, int messages, long failureNanos, String detail) {
+               long receivedCrc, long firstMismatch, int messages, long failureNanos, long lastReadNanos,
+               String detail) {
         static End parse(String line) {
-            String[] f = line.split(" ", 13);
+            String[] f = line.split(" ", 14);
             return new End(Long.parseLong(f[1]), f[2].equals("c"), f[3].equals("b"), f[4], Long.parseLong(f[5]),
                     Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]), Long.parseLong(f[9]),
-                    Integer.parseInt(f[10]), Long.parseLong(f[11]), f[12]);
+                    Integer.parseInt(f[10]), Long.parseLong(f[11]), Long.parseLong(f[12]), f[13]);
         }
 
         int incarnation() {

@@ -275,6 +275,8 @@ final class Streams {
         private final Buffers buffers;
         final long expected;
         long received;
+        // System.nanoTime() of the last read that took bytes, 0 before the first
+        volatile long lastReadNanos;
         long firstMismatch = -1;
         boolean ended;
         final CRC32 crc = new CRC32();
@@ -326,6 +328,9 @@ final class Streams {
             }
             crc.update(s, 0, at);
             received += at;
+            if (at > 0) {
+                lastReadNanos = System.nanoTime();
+            }
             return n;
         }
 
