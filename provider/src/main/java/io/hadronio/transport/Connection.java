@@ -50,6 +50,21 @@ import java.util.concurrent.locks.ReentrantLock;
  * TCP control connection, carrying the number of DATA messages sent, so nothing sent
  * before them is lost.
  *
+ * <h2>Bulk messages</h2>
+ * A slice costs the receiving core a second copy of every byte (UCX fetches a large message
+ * into the slice, the read copies it out), which bounds 64 KiB streaming well below UCX's own
+ * rate. So when the reader reads into direct buffers with room for any message, on an endpoint
+ * whose large messages move by a process-to-process copy (cma), it says so with its credits
+ * ({@link #CREDIT_WANTS_BULK}), and the sender sends each message of {@link #BULK_MIN} bytes or
+ * more as a bulk message: an empty DATA message in the message's place (it lands in the slice
+ * like any other, so order, credits and readiness stay as they are), then the bytes under the
+ * tag {@code (receiver's id, BULK, message index & 0xffffff)}. They wait in UCX (a rendezvous:
+ * only a header, the bytes stay in the sender's slot) until the read that reaches the empty
+ * message receives them - into the application's buffer when it takes the whole message (one
+ * copy), else into the slice as before. A close that drains the peer's messages receives the
+ * bytes of bulk ones too. Both ends announce the protocol in their endpoint profile
+ * ({@code +bulk}); a peer without it stays on TCP.
+ *
  * <p>All methods that touch UCX run under the group's lock. Reads are called under the
  * channel's read lock, writes under its write lock.
  */
@@ -59,6 +74,22 @@ public final class Connection implements WorkerGroup.Readiness {
 
     static final int KIND_DATA = 1;
     static final int KIND_CREDIT = 2;
+    // the bytes of a bulk message (see Bulk messages); its index in the low 24 bits of the tag
+    static final int KIND_BULK = 3;
+    // a message at least this long goes as a bulk message: an empty DATA message in its place in the
+    // stream, its bytes under their own tag, received where the reader wants them
+    static final int BULK_MIN = 32 * 1024;
+    private static final long BULK_INDEX_MASK = (1L << 24) - 1;
+    // bulk messages received straight into the reader's buffer, and through a slice (diagnostics, tests)
+    private static final AtomicLong BULK_DIRECT = new AtomicLong();
+    private static final AtomicLong BULK_STAGED = new AtomicLong();
+    // in a CREDIT message's count: the reader reads into buffers a bulk message can land in directly,
+    // so the sender should use bulk messages (through a slice they cost an empty message more)
+    static final long CREDIT_WANTS_BULK = 1L << 62;
+    // how long a read waits, progressing, for a bulk message's bytes to land in the application's
+    // buffer before it takes them through its own slice instead (a transfer UCX does not finish
+    // inside the call: a peer's process that is descheduled, a network in between)
+    private static final long BULK_DIRECT_WAIT_NANOS = 20_000;
     // the whole tag: senders leave the low 24 bits 0, and UCX hashes a receive by its tag only when
     // its mask is full; any other mask puts it on the worker's one wildcard list, which every
     // arriving message searches from the start (with 1,000 connections' 9,000 receives posted,
@@ -79,8 +110,23 @@ public final class Connection implements WorkerGroup.Readiness {
     // of those, the ones release() left allocated because UCX requests in flight may still use them
     private static final AtomicInteger MEMORY_RETAINED = new AtomicInteger();
 
+    /** Bulk messages received straight into a reader's buffer in this JVM so far. */
+    static long bulkReceivedDirect() {
+        return BULK_DIRECT.get();
+    }
+
+    /** Bulk messages received through a slice (a reader's buffer could not take them, or a close drained them). */
+    static long bulkReceivedStaged() {
+        return BULK_STAGED.get();
+    }
+
     static long tag(int id, int kind) {
         return ((long) id << 32) | ((long) kind << 24);
+    }
+
+    /** The tag of the bytes of bulk message {@code index} to the connection with id {@code id}. */
+    static long bulkTag(int id, long index) {
+        return tag(id, KIND_BULK) | (index & BULK_INDEX_MASK);
     }
 
     private final WorkerGroup group;
@@ -112,6 +158,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private int rxOffset;         // bytes consumed of the head message
     private int rxLength = -1;    // length of the head message, -1 while not received
     private long rxCreditsReported;
+    // the last read read into a buffer that takes bulk messages (reported with the credits)
+    private boolean rxWantsBulk;
     private final MemorySegment creditOut;
     private final long[] creditOutRequests = new long[CREDIT_SLOTS];
 
@@ -136,6 +184,7 @@ public final class Connection implements WorkerGroup.Readiness {
     private static final int COALESCE_BELOW = 1;
     private int coalesceBelow;
     private long txPeerConsumed;  // from CREDIT messages
+    private boolean txPeerWantsBulk; // from CREDIT messages: send messages of BULK_MIN or more as bulk
     private int txWindow;         // unconsumed messages allowed
     private int[] txLengths;      // length of message k at k % txWindow while unconsumed
     private long txUnconsumedBytes; // bytes of the messages sent and not consumed yet
@@ -317,6 +366,14 @@ public final class Connection implements WorkerGroup.Readiness {
                 if (rxLength < 0 && !headReceived()) {
                     return false;
                 }
+                if (rxLength == 0) {
+                    // a bulk message's place: its bytes too, or the peer's send never completes
+                    postBulk(rxHead);
+                    rxLength = -1;
+                    if (!headReceived()) {
+                        return false;
+                    }
+                }
                 recycleHead();
             }
             return true;
@@ -442,6 +499,7 @@ public final class Connection implements WorkerGroup.Readiness {
         final ByteBuffer view = rxView;
         long total = 0;
         int i = offset;
+        boolean first = true;
         while (true) {
             while (i < end && !dsts[i].hasRemaining()) {
                 i++;
@@ -449,10 +507,29 @@ public final class Connection implements WorkerGroup.Readiness {
             if (i >= end) {
                 break;
             }
+            if (first) {
+                // what this reader reads into decides whether bulk messages pay (told with the credits)
+                first = false;
+                rxWantsBulk = takesBulk(dsts[i]);
+            }
             if (rxLength < 0 && !headReceived()) {
                 break;
             }
             ByteBuffer dst = dsts[i];
+            if (rxLength == 0) {
+                // a bulk message's place: its bytes straight into a direct buffer that holds any
+                // message, else through our slice like any other message
+                long direct = receiveBulkInto(dst);
+                if (direct > 0) {
+                    total += direct;
+                    continue;
+                }
+                postBulk(rxHead);
+                rxLength = -1;
+                if (!headReceived()) {
+                    break;
+                }
+            }
             int n = Math.min(rxLength - rxOffset, dst.remaining());
             int pos = dst.position();
             dst.put(pos, view, rxHead * rxSliceSize + rxOffset, n);
@@ -467,6 +544,94 @@ public final class Connection implements WorkerGroup.Readiness {
             returnCredits(false);
         }
         return total;
+    }
+
+    /**
+     * The head is a bulk message's place: receives its bytes into {@code dst} when that is a
+     * direct buffer with room for any message and UCX delivers them within
+     * {@link #BULK_DIRECT_WAIT_NANOS} (over shared memory, inside the call: one copy, from the
+     * sender's slot into the application's buffer, where a slice costs a second). Returns the
+     * bytes taken (the message consumed), or 0 when the caller should take them through the slice.
+     */
+    private long receiveBulkInto(ByteBuffer dst) throws IOException {
+        if (!takesBulk(dst)) {
+            return 0;
+        }
+        int pos = dst.position();
+        long address = MemorySegment.ofBuffer(dst).address();
+        long request = worker.tagReceive(address, rxSliceSize, bulkTag(localId, rxConsumed), TAG_MASK);
+        long length;
+        if (request == UcxWorker.COMPLETED) {
+            length = worker.receivedLength();
+        } else {
+            int status = worker.receiveStatus(request);
+            long deadline = System.nanoTime() + BULK_DIRECT_WAIT_NANOS;
+            while (status == UcsStatus.INPROGRESS && System.nanoTime() - deadline < 0) {
+                group.progressLocked();
+                status = worker.receiveStatus(request);
+            }
+            if (status == UcsStatus.INPROGRESS) {
+                // the application's buffer must not be written after this read returns: cancel, and
+                // wait until UCX let go of it (a transfer already under way finishes, then counts)
+                worker.cancel(request);
+                while ((status = worker.receiveStatus(request)) == UcsStatus.INPROGRESS) {
+                    group.progressLocked();
+                }
+            }
+            length = worker.receivedLength();
+            worker.release(request);
+            if (status == UcsStatus.ERR_CANCELED) {
+                return 0;
+            }
+            if (status != UcsStatus.OK) {
+                throw new IOException("UCX receive failed: " + UcsStatus.describe(status));
+            }
+        }
+        if (length <= 0) {
+            throw new java.net.ProtocolException("an empty bulk message");
+        }
+        dst.position(pos + (int) length);
+        recycleHead();
+        BULK_DIRECT.incrementAndGet();
+        return length;
+    }
+
+    /**
+     * A buffer that a bulk message's bytes can land in directly: direct, writable, with room for
+     * any message, on an endpoint whose large messages move by a process-to-process copy (cma,
+     * knem, xpmem), which finishes inside the receive: elsewhere (a NIC, tcp) it would take a
+     * transfer the read has to wait for.
+     */
+    private boolean takesBulk(ByteBuffer dst) {
+        return dst.isDirect() && !dst.isReadOnly() && dst.remaining() >= rxSliceSize && bulkCopiesInPlace();
+    }
+
+    private boolean bulkCopiesInPlace() {
+        int known = bulkInPlace;
+        if (known < 0) {
+            // once, from the endpoint's lanes (under the lock)
+            java.util.Set<String> t = endpoint == null || !endpoint.isOpen() ? java.util.Set.of() : endpoint.transports();
+            known = t.contains("cma") || t.contains("knem") || t.contains("xpmem") ? 1 : 0;
+            bulkInPlace = known;
+        }
+        return known == 1;
+    }
+
+    // 1 when the endpoint's large messages move by a process-to-process copy, 0 when not, -1 not known yet
+    private int bulkInPlace = -1;
+
+    /** Posts the receive of the head bulk message's bytes into its slice (after its empty place arrived there). */
+    private void postBulk(int slice) throws UcxException {
+        BULK_STAGED.incrementAndGet();
+        long request = worker.tagReceive(rxArea.address() + (long) slice * rxSliceSize, rxSliceSize,
+                bulkTag(localId, rxConsumed), TAG_MASK, token);
+        if (request == UcxWorker.COMPLETED) {
+            rxRequests[slice] = NONE;
+            rxImmediate[slice] = (int) worker.receivedLength();
+        } else {
+            rxRequests[slice] = request;
+            rxImmediate[slice] = -1;
+        }
     }
 
     private boolean headReceived() throws IOException {
@@ -517,7 +682,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 worker.release(request);
                 creditOutRequests[k] = NONE;
             }
-            creditOut.set(ValueLayout.JAVA_LONG, 8L * k, rxConsumed);
+            creditOut.set(ValueLayout.JAVA_LONG, 8L * k, rxWantsBulk ? rxConsumed | CREDIT_WANTS_BULK : rxConsumed);
             long sent = endpoint.tagSend(creditOut.address() + 8L * k, 8, creditTag);
             if (selfLoop) {
                 group.wakeOthers();
@@ -632,7 +797,20 @@ public final class Connection implements WorkerGroup.Readiness {
      * Needs a credit and the lock.
      */
     private void post(int slot, int length) throws UcxException {
-        long request = endpoint.tagSend(txArea.address() + (long) slot * txSliceSize, length, dataTag, token);
+        long address = txArea.address() + (long) slot * txSliceSize;
+        long request;
+        if (length >= BULK_MIN && txPeerWantsBulk) {
+            // an empty DATA message holds the bulk message's place among the others; its bytes follow
+            // under their own tag (both in order on the endpoint), for the reader to receive where it wants
+            long header = endpoint.tagSend(address, 0, dataTag);
+            if (header != UcxWorker.COMPLETED) {
+                // no buffer: UCX finishes it alone
+                worker.release(header);
+            }
+            request = endpoint.tagSend(address, length, bulkTag(remoteId, txSent), token);
+        } else {
+            request = endpoint.tagSend(address, length, dataTag, token);
+        }
         if (selfLoop) {
             group.wakeOthers();
         }
@@ -776,8 +954,10 @@ public final class Connection implements WorkerGroup.Readiness {
             if (status != UcsStatus.OK) {
                 return;
             }
-            long consumed = creditIn.get(ValueLayout.JAVA_LONG, 0);
+            long word = creditIn.get(ValueLayout.JAVA_LONG, 0);
+            long consumed = word & ~CREDIT_WANTS_BULK;
             if (consumed > txPeerConsumed && consumed <= txSent) {
+                txPeerWantsBulk = (word & CREDIT_WANTS_BULK) != 0;
                 for (long k = txPeerConsumed; k < consumed; k++) {
                     txUnconsumedBytes -= txLengths[(int) (k % txWindow)];
                 }

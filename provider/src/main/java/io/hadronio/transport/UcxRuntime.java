@@ -114,9 +114,13 @@ public final class UcxRuntime {
         return platform;
     }
 
-    /** The UCX settings both ends of an endpoint must share ({@link UcxContext#endpointProfile}). */
+    /**
+     * What both ends of an endpoint must share: the UCX settings ({@link UcxContext#endpointProfile})
+     * and the data protocol's version ("+bulk": messages of {@link Connection#BULK_MIN} bytes or more
+     * go as bulk messages). A peer with another profile keeps the connection on TCP.
+     */
     public String endpointProfile() {
-        return context.endpointProfile(io.hadronio.ucx.ErrorMode.PEER);
+        return context.endpointProfile(io.hadronio.ucx.ErrorMode.PEER) + "+bulk";
     }
 
     /** Who is accelerated: the key, the local rendezvous, the configured remote networks. */

@@ -50,12 +50,29 @@ class AbruptCloseMemoryTest {
         closeWhilePeerWrites(UpgradedPairs.upgradingAtOnce(), 1024, false);
     }
 
+    /**
+     * The reader first reads into direct buffers that take a bulk message whole, so the writer's
+     * 64 KiB messages go as bulk messages (an empty DATA message, the bytes under their own tag):
+     * the closing side must take the bytes of those in flight too, or the writer's sends never end.
+     */
+    @Test
+    void shouldFreeMemoryWhenClosingWithBulkMessagesInFlight() throws Exception {
+        long staged = Connection.bulkReceivedStaged();
+        closeWhilePeerWrites(io.hadronio.EagerProvider.get(), 64 * 1024, false, true);
+        assertTrue(Connection.bulkReceivedStaged() > staged, "bulk messages drained by the closing side");
+    }
+
     private static void closeWhilePeerWrites(int writeSize, boolean abortive) throws Exception {
         closeWhilePeerWrites(io.hadronio.EagerProvider.get(), writeSize, abortive);
     }
 
     private static void closeWhilePeerWrites(HadronioProvider provider, int writeSize, boolean abortive)
             throws Exception {
+        closeWhilePeerWrites(provider, writeSize, abortive, false);
+    }
+
+    private static void closeWhilePeerWrites(HadronioProvider provider, int writeSize, boolean abortive,
+                                             boolean readDirectFirst) throws Exception {
         int baseline = quiet();
         ByteBuffer message = ByteBuffer.allocateDirect(writeSize);
         try (ServerSocketChannel server = provider.openServerSocketChannel()) {
@@ -71,6 +88,9 @@ class AbruptCloseMemoryTest {
                     }
                     if (abortive) {
                         accepted.setOption(StandardSocketOptions.SO_LINGER, 0);
+                    }
+                    if (readDirectFirst) {
+                        readDirectWhileWriting(client, accepted, message);
                     }
                     // the peer writes until it is held back: its last messages are in flight, unread
                     long written = 0;
@@ -99,6 +119,29 @@ class AbruptCloseMemoryTest {
         settle(baseline);
         assertEquals(0, Connection.memoryRetained(), "connections whose memory is kept for requests in flight");
         assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+    }
+
+    /** 1 MiB from the (non-blocking) client, read by the (blocking) accepted side into a 128 KiB direct buffer. */
+    private static void readDirectWhileWriting(SocketChannel client, SocketChannel accepted, ByteBuffer message)
+            throws IOException {
+        ByteBuffer in = ByteBuffer.allocateDirect(128 * 1024);
+        long written = 0;
+        long read = 0;
+        message.clear();
+        while (read < (1 << 20)) {
+            if (written < (1 << 20)) {
+                if (!message.hasRemaining()) {
+                    message.clear();
+                }
+                written += client.write(message);
+            }
+            if (written > read) {
+                int n = accepted.read(in.clear());
+                assertTrue(n > 0);
+                read += n;
+            }
+        }
+        message.clear();
     }
 
     /**

@@ -75,6 +75,10 @@ public final class UcxBenchmark implements AutoCloseable {
     // --fresh: the streaming sender's buffer per slot, written before each send; null otherwise
     private final MemorySegment[] freshBuffers;
     private byte freshByte;
+    // --copy-out: the streaming receiver's application buffer, into which it copies every message
+    // from the buffer UCX received it in, as a provider that receives into its own slices does; else null
+    private MemorySegment copyOut;
+    private MemorySegment receiveSegment;
     // completion time of each ping-pong, nanoseconds
     private final long[] stamps;
 
@@ -96,6 +100,7 @@ public final class UcxBenchmark implements AutoCloseable {
         receive.fill((byte) 0);
         this.sendAddress = send.address();
         this.receiveAddress = receive.address();
+        this.receiveSegment = receive;
         this.ackAddress = ack.address();
         this.ring = new long[settings.window()];
         if (fresh && settings.kind() == BenchmarkSettings.Kind.THROUGHPUT) {
@@ -196,6 +201,7 @@ public final class UcxBenchmark implements AutoCloseable {
         private final BenchmarkSettings.Kind kind;
         private final UcxContext context;
         private final ServerSocket socket;
+        private boolean copyOut;
 
         private Server(BenchmarkSettings.Kind kind, UcxContext context, ServerSocket socket) {
             this.kind = kind;
@@ -218,6 +224,11 @@ public final class UcxBenchmark implements AutoCloseable {
             return (InetSocketAddress) socket.getLocalSocketAddress();
         }
 
+        /** Throughput: copy every received message out into an application buffer ({@code --copy-out}). */
+        public void copyOut(boolean on) {
+            copyOut = on;
+        }
+
         /**
          * Serves one client: takes its settings, runs the other half of the loops, and
          * returns a report without runs (the client measures).
@@ -235,7 +246,12 @@ public final class UcxBenchmark implements AutoCloseable {
                 UcxWorker worker = context.newWorker(ThreadMode.SINGLE, "benchmark-server");
                 control.sendReply(null, worker.address());
                 try (UcxBenchmark bench = new UcxBenchmark(settings, context, worker, control, hello.workerAddress(), false)) {
-                    log.println("client " + control.remoteAddress() + "; " + settings);
+                    if (copyOut && settings.kind() == BenchmarkSettings.Kind.THROUGHPUT) {
+                        bench.copyOut = bench.arena.allocate(Math.max(bench.length, 64), 4096);
+                        bench.copyOut.fill((byte) 0);
+                    }
+                    log.println("client " + control.remoteAddress() + "; " + settings
+                            + (bench.copyOut != null ? "; each message copied out" : ""));
                     bench.printTransport(log);
                     BenchmarkReport report = new BenchmarkReport(settings, bench.endpoint.transports(),
                             bench.endpoint.lanes(), List.of());
@@ -495,6 +511,9 @@ public final class UcxBenchmark implements AutoCloseable {
     private void receiveOne(int slot, boolean repost) throws IOException {
         final long[] slots = ring;
         await(slots[slot], true, "ucp_tag_recv_nbx");
+        if (copyOut != null) {
+            MemorySegment.copy(receiveSegment, 0, copyOut, 0, length);
+        }
         slots[slot] = repost ? worker.tagReceive(receiveAddress, length, TAG_DATA, FULL_MASK) : UcxWorker.COMPLETED;
     }
 

@@ -89,6 +89,11 @@ public final class UcxBenchmarkCommand implements Runnable {
             return false;
         }
 
+        /** Server: copy each received message into an application buffer (throughput only). */
+        boolean copyOut() {
+            return false;
+        }
+
         @Override
         public Integer call() throws Exception {
             if (server == (remote != null)) {
@@ -110,6 +115,7 @@ public final class UcxBenchmarkCommand implements Runnable {
                 Ucx.ensureAvailable();
                 if (server) {
                     try (UcxBenchmark.Server s = UcxBenchmark.Server.open(kind(), address)) {
+                        s.copyOut(copyOut());
                         InetSocketAddress bound = s.localAddress();
                         out.println("hadronio ucx benchmark " + kind().label() + " server (UCX " + Ucx.version()
                                 + ") listening on " + bound.getHostString() + ":" + bound.getPort());
@@ -193,9 +199,20 @@ public final class UcxBenchmarkCommand implements Runnable {
                         + "lines the sender never dirtied: a ceiling no application reaches."})
         boolean fresh;
 
+        @Option(names = "--copy-out",
+                description = {"Server: copy every received message out of the buffer UCX received it in into "
+                        + "an application buffer, as a provider that receives into its own slices does "
+                        + "(hadroNIO's read()): the cost of that second copy on the receiving core."})
+        boolean copyOut;
+
         @Override
         boolean fresh() {
             return fresh;
+        }
+
+        @Override
+        boolean copyOut() {
+            return copyOut;
         }
 
         @Override
