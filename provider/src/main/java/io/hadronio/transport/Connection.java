@@ -87,9 +87,11 @@ public final class Connection implements WorkerGroup.Readiness {
     // so the sender should use bulk messages (through a slice they cost an empty message more)
     static final long CREDIT_WANTS_BULK = 1L << 62;
     // how long a read waits, progressing, for a bulk message's bytes to land in the application's
-    // buffer before it takes them through its own slice instead (a transfer UCX does not finish
-    // inside the call: a peer's process that is descheduled, a network in between)
-    private static final long BULK_DIRECT_WAIT_NANOS = 20_000;
+    // buffer before it takes them through its own slice instead, where it may sleep (a sender whose
+    // process is descheduled before its rendezvous header left). The fetch itself takes ~13 us for
+    // 64 KiB here (2-core machine, 64 KiB ping-pong: 21,500 of them, none done inside the receive
+    // call); with 20 us, 28 of 21,500 fell back, with 1 ms, 2-7
+    private static final long BULK_DIRECT_WAIT_NANOS = 200_000;
     // the whole tag: senders leave the low 24 bits 0, and UCX hashes a receive by its tag only when
     // its mask is full; any other mask puts it on the worker's one wildcard list, which every
     // arriving message searches from the start (with 1,000 connections' 9,000 receives posted,
@@ -549,8 +551,8 @@ public final class Connection implements WorkerGroup.Readiness {
     /**
      * The head is a bulk message's place: receives its bytes into {@code dst} when that is a
      * direct buffer with room for any message and UCX delivers them within
-     * {@link #BULK_DIRECT_WAIT_NANOS} (over shared memory, inside the call: one copy, from the
-     * sender's slot into the application's buffer, where a slice costs a second). Returns the
+     * {@link #BULK_DIRECT_WAIT_NANOS} (over shared memory our own progress fetches them: one copy,
+     * from the sender's slot into the application's buffer, where a slice costs a second). Returns the
      * bytes taken (the message consumed), or 0 when the caller should take them through the slice.
      */
     private long receiveBulkInto(ByteBuffer dst) throws IOException {
