@@ -28,6 +28,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -313,11 +314,14 @@ class UpgradeTest {
      * to UCX, and the server closes without reading on: the client's writes fail, as against a
      * closed TCP peer, and the server's raw bytes still read to their end. The upgrade session,
      * closed once both sides were done, was the only way to learn of that close (no record can
-     * follow raw bytes without a switch): the client's writes were held back for ever.
+     * follow raw bytes without a switch): the client's writes were held back for ever. A server
+     * that closes before its reader reached the client's switch point never took the switch:
+     * the client's raw input must outlive that reset too (it was reset with the output).
      */
     @ParameterizedTest
-    @ValueSource(booleans = {false, true})
-    void shouldFailWritesOverUcxOnceAPeerWhoseOutputEndedRawCloses(boolean blockingWriter) throws Exception {
+    @CsvSource({"false, true", "true, true", "false, false", "true, false"})
+    void shouldFailWritesOverUcxOnceAPeerWhoseOutputEndedRawCloses(boolean blockingWriter, boolean serverReadsOn)
+            throws Exception {
         try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
             server.bind(new InetSocketAddress(LOOPBACK, 0));
             try (SocketChannel client = upgrading.openSocketChannel()) {
@@ -329,26 +333,38 @@ class UpgradeTest {
                 CompletableFuture<Void> drain = CompletableFuture.runAsync(() -> {
                     try (accepted) {
                         ByteBuffer b = ByteBuffer.allocate(65536);
-                        while (!stop.get() && accepted.read(b.clear()) >= 0) {
+                        while (serverReadsOn && !stop.get() && accepted.read(b.clear()) >= 0) {
                             // take what the client writes until told to close
                         }
+                        while (!serverReadsOn && !outputMoved(client)) {
+                            Thread.onSpinWait(); // one that never reads closes the moment the client moved
+                        }
+                    } catch (ReflectiveOperationException e) {
+                        throw new RuntimeException(e);
                     } catch (IOException e) {
                         throw new RuntimeException(e);
                     }
                 }, THREADS);
                 ByteBuffer chunk = ByteBuffer.allocate(1000);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                // (non-blocking: a server that never reads lets the raw path fill up)
+                client.configureBlocking(false);
                 while (!outputMoved(client)) {
                     assertTrue(System.nanoTime() - deadline < 0, "the client's output never moved to UCX");
                     client.write(chunk.clear());
                     Thread.sleep(1);
                 }
                 stop.set(true);
-                // one more write wakes the server's reader, which then closes
-                client.write(chunk.clear());
+                IOException failed = null;
+                try {
+                    // one more write wakes the server's reader, which then closes (one that never
+                    // reads may have closed already: this write may be the first to fail)
+                    client.write(chunk.clear());
+                } catch (IOException e) {
+                    failed = e;
+                }
                 drain.get(30, TimeUnit.SECONDS);
                 client.configureBlocking(blockingWriter);
-                IOException failed = null;
                 long failBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (failed == null) {
                     // (a blocking writer held back for ever ends at the test's timeout)

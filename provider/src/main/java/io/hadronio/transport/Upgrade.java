@@ -297,8 +297,15 @@ public final class Upgrade implements UpgradeSession.Handler {
             return;
         }
         if (switchSent && !mineDone) {
-            // we switched and the peer never took it: it is gone, or broke the protocol
-            life.reset("upgrade session ended before the peer took our switch (" + why + ")");
+            // we switched and the peer never took it: it is gone, or broke the protocol. A peer
+            // whose output is raw (not moved, or ended raw) leaves its bytes on the TCP
+            // connection, which tells their end itself: they stay readable, as on TCP after a reset
+            String reason = "upgrade session ended before the peer took our switch (" + why + ")";
+            if (!peerDone || peerRaw) {
+                life.resetOutput(reason);
+            } else {
+                life.reset(reason);
+            }
         } else if (switchSent && (!peerDone || peerRaw) && !closeRequested) {
             // our output is on UCX, the peer's raw, and its session ended: its channel closed (or its
             // process died), and no record can say so behind its raw bytes
