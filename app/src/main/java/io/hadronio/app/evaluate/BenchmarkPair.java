@@ -95,7 +95,11 @@ final class BenchmarkPair {
         if (first.mode() == Mode.RAW) {
             client.addAll(List.of("--warmup", warmups, "-n", "1"));
             if (first.metric() == Metric.THROUGHPUT) {
-                client.addAll(List.of("-w", "64"));
+                // fresh data: the sender writes every message before it sends it, as an application
+                // produces its bytes (and as a provider's copy into its send buffer does); without it
+                // the binding sends one buffer nobody writes, whose clean lines the receiver copies at
+                // about twice the rate (12-13 against 6-7 GB/s at 64 KiB here, docs/benchmarks/blocking.md)
+                client.addAll(List.of("-w", "64", "--fresh"));
             }
         } else {
             client.addAll(List.of("-t", warmups));

@@ -34,8 +34,8 @@ public final class EvaluateCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = {"-p", "--profile"}, defaultValue = "quick",
-            description = "smoke (CI: 2 sizes, 1 run), quick (sizes in powers of 4, 3 runs, medians), full (powers of 2, 5 runs); "
-                    + "default: ${DEFAULT-VALUE}.")
+            description = "smoke (CI: 2 sizes, 1 run), quick (sizes in powers of 4, 3 runs, medians), full (powers of 2, 5 runs), "
+                    + "steady (64 KiB and 1 MiB, 3-s windows, 5 runs); default: ${DEFAULT-VALUE}.")
     String profile;
 
     @Option(names = {"-o", "--output"}, paramLabel = "DIR",
@@ -53,6 +53,10 @@ public final class EvaluateCommand implements Callable<Integer> {
     @Option(names = "--providers", split = ",", paramLabel = "PROVIDER",
             description = "Any of jdk, hadronio, ucx (default: all).")
     List<String> providers;
+
+    @Option(names = "--metrics", split = ",", paramLabel = "METRIC",
+            description = "Any of throughput, latency (default: both).")
+    List<String> metrics;
 
     @Option(names = "--sizes", split = ",", paramLabel = "BYTES", description = "Message sizes instead of the profile's.")
     List<Integer> sizes;
@@ -73,7 +77,7 @@ public final class EvaluateCommand implements Callable<Integer> {
 
     @Option(names = "--load", negatable = true,
             description = "Also run the load mode (N connections at offered rates); default: on for smoke and full, "
-                    + "off for quick, so that the demo's profile takes about four minutes (--no-load skips it).")
+                    + "off for quick and steady, so that the demo's profile takes about four minutes (--no-load skips it).")
     Boolean load;
 
     @Option(names = "--revision", defaultValue = "", paramLabel = "TEXT",
@@ -83,6 +87,14 @@ public final class EvaluateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Profile p = profile();
+        Set<Metric> metricSet = EnumSet.noneOf(Metric.class);
+        for (String m : metrics == null ? List.of("throughput", "latency") : metrics) {
+            try {
+                metricSet.add(Metric.byId(m));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "unknown metric " + m + " (throughput, latency)");
+            }
+        }
         Path dir = output != null ? output : Path.of("docs", "evaluation", p.id());
         Files.createDirectories(dir.resolve("raw"));
         Set<Mode> modeSet = EnumSet.noneOf(Mode.class);
@@ -90,12 +102,12 @@ public final class EvaluateCommand implements Callable<Integer> {
         Set<Provider> providerSet = EnumSet.noneOf(Provider.class);
         (providers == null ? List.of("jdk", "hadronio", "ucx") : providers).forEach(x -> providerSet.add(Provider.byId(x)));
         Evaluation evaluation = new Evaluation(p, sizes != null ? sizes : p.sizes(),
-                repetitions != null ? repetitions : p.repetitions(), modeSet, providerSet);
+                repetitions != null ? repetitions : p.repetitions(), modeSet, providerSet, metricSet);
         BenchmarkPair.Pinning pinning = pinning();
         PrintStream out = System.out;
         Environment env = Environment.now(pinning.toString(), p.id(), commandLine(), revision);
         LoadEvaluation loadEvaluation = new LoadEvaluation(p.load(), modeSet, providerSet);
-        boolean load = this.load != null ? this.load : p != Profile.QUICK;
+        boolean load = this.load != null ? this.load : p == Profile.SMOKE || p == Profile.FULL;
         out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s, %s; results in %s%n", p.id(), evaluation.runs(),
                 evaluation.pairs(),
                 load ? " and " + loadEvaluation.pairs() + " load pairs" : "", pinning, dir);
@@ -135,7 +147,7 @@ public final class EvaluateCommand implements Callable<Integer> {
             return Profile.valueOf(profile.toUpperCase(java.util.Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), "unknown profile " + profile
-                    + " (smoke, quick, full)");
+                    + " (smoke, quick, full, steady)");
         }
     }
 

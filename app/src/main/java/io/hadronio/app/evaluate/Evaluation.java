@@ -22,19 +22,25 @@ final class Evaluation {
     private final int repetitions;
     private final Set<Mode> modes;
     private final Set<Provider> providers;
+    private final Set<Metric> metrics;
 
-    Evaluation(Profile profile, List<Integer> sizes, int repetitions, Set<Mode> modes, Set<Provider> providers) {
+    Evaluation(Profile profile, List<Integer> sizes, int repetitions, Set<Mode> modes, Set<Provider> providers,
+            Set<Metric> metrics) {
         this.profile = profile;
         this.sizes = sizes.stream().sorted().distinct().toList();
         this.repetitions = repetitions;
         this.modes = Set.copyOf(modes);
         this.providers = Set.copyOf(providers);
+        this.metrics = Set.copyOf(metrics);
     }
 
     /** Every series of one repetition, in the order of the first repetition; each lists its points by size. */
     List<List<Point>> series() {
         List<List<Point>> series = new ArrayList<>();
         for (Metric metric : Metric.values()) {
+            if (!metrics.contains(metric)) {
+                continue;
+            }
             for (Mode mode : Mode.values()) {
                 if (!modes.contains(mode)) {
                     continue;

@@ -131,8 +131,11 @@ final class EvaluationReport {
                 + "and hadroNIO's pairs one after the other), then all again in reverse order. "
                 + "**Throughput** is one connection streaming client to server (`<mode> benchmark throughput`); "
                 + "**latency** is a ping-pong of one message (`<mode> benchmark latency`), its round trips per second "
-                + "are 1 / mean round trip. The UCX binding (`ucx benchmark`, tag API, busy polling, window 64 for "
-                + "streaming) is the ceiling: what UCX itself does on this machine. Values are the mean over the "
+                + "are 1 / mean round trip. The UCX binding (`ucx benchmark`, tag API, busy polling; streaming with "
+                + "window 64 and `--fresh`: each message written before it is sent, as an application produces its "
+                + "bytes) is the ceiling: what UCX itself does on this machine. (Sending one buffer nobody writes, "
+                + "the binding streams 64 KiB about twice as fast here: the receiver copies clean lines; no "
+                + "application sends like that, and hadroNIO's copy into its send buffer writes every line.) Values are the mean over the "
                 + "repetitions ± one standard deviation (error bars in the figures), with the median in brackets. "
                 + "CPU per operation is each process's CPU time from the start of the measured part to the client's "
                 + "result (the growth of each thread's `/proc/PID/task/TID/schedstat`; for a server that had already "
@@ -393,7 +396,7 @@ final class EvaluationReport {
                 wake-ups per direction; with adaptive polling hadroNIO spins for up to `hadronio.polling.spin` µs \
                 before sleeping, which keeps round trips short but costs CPU while waiting (see the CPU tables). \
                 hadroNIO copies every message into and out of its own buffers (the NIO `ByteBuffer` contract), so \
-                its distance from the UCX binding, which sends from and receives into one fixed buffer, is the cost \
+                its distance from the UCX binding, which receives into one fixed buffer, is the cost \
                 of those copies plus the provider's bookkeeping. Where a hadroNIO figure is below the JDK's, the \
                 numbers alone do not say why; the per-run logs (`raw/` beside the results) and the JMH benchmarks \
                 (`benchmarks/`) are where to look. On a 2-core machine that other work shares, single runs vary a lot: \
@@ -411,7 +414,7 @@ final class EvaluationReport {
         // one record per point: the medians of its repetitions (every run is in load.csv)
         List<LoadRecord> load = results.loadMedians();
         if (load.isEmpty()) {
-            return "## Load\n\nNot run (`--no-load`, the quick profile without `--load`, or results from before the load mode).\n\n";
+            return "## Load\n\nNot run (`--no-load`, the quick or steady profile without `--load`, or results from before the load mode).\n\n";
         }
         StringBuilder md = new StringBuilder("## Load\n\n");
         md.append("`hadronio load`: N connections from one client (one Selector), each sending a ")

@@ -27,7 +27,8 @@ record LoadPlan(List<Integer> connections, List<Integer> rates, int length, doub
     static LoadPlan of(Profile profile) {
         return switch (profile) {
             case SMOKE -> new LoadPlan(List.of(10), List.of(2_000), 64, 0.2, 0.3, 1);
-            case QUICK -> new LoadPlan(List.of(10, 1000), List.of(1_000, 10_000, 50_000), 64, 0.3, 0.5, 1);
+            // steady: the quick load plan, when asked for (--load); its point is the streams
+            case QUICK, STEADY -> new LoadPlan(List.of(10, 1000), List.of(1_000, 10_000, 50_000), 64, 0.3, 0.5, 1);
             case FULL -> new LoadPlan(List.of(1, 10, 100, 1000),
                     List.of(1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000), 64, 0.3, 1, 3);
         };

@@ -19,7 +19,15 @@ public enum Profile {
      */
     QUICK(Sizes.powersOf(4), 3, 0.1, List.of()),
     /** The published figures: sizes 4 B..1 MiB in powers of 2, five repetitions. */
-    FULL(Sizes.powersOf(2), 5, 0.25, List.of());
+    FULL(Sizes.powersOf(2), 5, 0.25, List.of()),
+    /**
+     * Large messages in the steady state: 64 KiB and 1 MiB, three-second windows, five
+     * repetitions. The quick profile's streams last a tenth of a second, too short for a
+     * stream to settle (hadroNIO's 64 KiB blocking stream moved 2.0-2.4 GB/s there and
+     * 6.5 in 600,000-message runs, docs/benchmarks/blocking.md); issue 10's streaming
+     * target against the binding is judged here ({@code --metrics throughput}, all modes: ~13 min).
+     */
+    STEADY(List.of(65536, 1 << 20), 5, 3.0, List.of());
 
     private final List<Integer> sizes;
     private final int repetitions;
