@@ -14,13 +14,15 @@
 #            messages/s received per member (mean of the members), then member 0's sequential
 #            RpcDispatcher unicast calls with p50/p99
 #
-#   scripts/bench-apps.sh                          # 3 rounds of all three, ~9 minutes
+#   scripts/bench-apps.sh                          # 3 rounds of all three, ~14 minutes (2026-11-29: 9.6 min for gRPC and JGroups, 4.5 for Jetty)
 #   RUNS=5 APPS="grpc jetty" SKIP_BUILD=1 scripts/bench-apps.sh
 #
 # Environment:
 #   RUNS            interleaved rounds (default 3; medians of the rounds that succeeded)
 #   APPS            which applications (default "grpc jetty jgroups")
-#   WARMUP          unmeasured seconds before each measured loop (default 3)
+#   WARMUP          unmeasured seconds before each measured loop (default 15: with each JVM pinned to one core
+#                   the JIT competes with the application, and gRPC ran at 400-850 calls/s for both providers
+#                   in its first ~15 s; docs/benchmarks/apps.md)
 #   DURATION        measured seconds of each loop (default 5)
 #   SIZE            gRPC request/answer and Jetty response bytes (default 64)
 #   GRPC_IN_FLIGHT  gRPC calls in flight (default 32)
@@ -44,7 +46,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 RUNS="${RUNS:-3}"
 APPS="${APPS:-grpc jetty jgroups}"
-WARMUP="${WARMUP:-3}"
+WARMUP="${WARMUP:-15}"
 DURATION="${DURATION:-5}"
 SIZE="${SIZE:-64}"
 GRPC_IN_FLIGHT="${GRPC_IN_FLIGHT:-32}"
