@@ -447,7 +447,7 @@ public final class WorkerGroup implements AutoCloseable {
             Readiness r = readiness;
             boolean wants = r == null || r.mayBeReady(op);
             if (wants && op == Connection.OP_WRITE) {
-                WRITER_WAKES.increment();
+                writerWakes.increment();
             }
             return wants;
         }
@@ -461,10 +461,11 @@ public final class WorkerGroup implements AutoCloseable {
         }
     }
 
-    // threads blocked in a write that another thread's progress woke because it handled events (for
-    // tests: a writer is woken for its own connection's credits and completions, not for every event
-    // of the worker; the watch's hand-over and wakeAll are not counted)
-    static final java.util.concurrent.atomic.LongAdder WRITER_WAKES = new java.util.concurrent.atomic.LongAdder();
+    // threads blocked in a write on this group that another thread's progress woke because it handled
+    // events (for tests: a writer is woken for its own connection's credits and completions, not for
+    // every event of the worker; the watch's hand-over and wakeAll are not counted). Per group, so
+    // that a test counts its own worker's wakes, not those of whatever else runs in the JVM
+    final java.util.concurrent.atomic.LongAdder writerWakes = new java.util.concurrent.atomic.LongAdder();
 
     // each blocked thread's entry among the waiters, made once (the wait path allocates nothing)
     private final ThreadLocal<BlockedThread> blockedThreads = ThreadLocal.withInitial(BlockedThread::new);

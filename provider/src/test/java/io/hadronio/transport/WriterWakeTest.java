@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Timeout;
  * completed send), not for every event of the worker. Regression: every progress that handled
  * events woke every blocked writer, so three writers blocked on slow readers were woken
  * thousands of times by another connection's ping-pong, and queued for the worker's lock.
- * Counted: wake-ups for events ({@code WorkerGroup.WRITER_WAKES}); the hand-over of the worker's
+ * Counted: wake-ups for events ({@code WorkerGroup.writerWakes} of the writers' worker); the hand-over of the worker's
  * watch, which wakes one waiter whenever the watcher leaves, is a wake-up of another kind.
  */
 @Timeout(120)
@@ -69,7 +69,9 @@ class WriterWakeTest {
                 for (CompletableFuture<Void> w : writes) {
                     assertTrue(!w.isDone(), "a writer did not block");
                 }
-                long before = WorkerGroup.WRITER_WAKES.sum();
+                WorkerGroup group = groupOf(clients.get(0));
+                assertTrue(group == groupOf(clients.get(WRITERS)), "the writers and the pinger share a worker");
+                long before = group.writerWakes.sum();
                 // another connection's ping-pong: thousands of events on the same worker
                 SocketChannel pinger = clients.get(WRITERS);
                 SocketChannel echo = peers.get(WRITERS);
@@ -103,7 +105,7 @@ class WriterWakeTest {
                     assertEquals(i, b.getLong(0));
                 }
                 echoing.get(30, TimeUnit.SECONDS);
-                long wakes = WorkerGroup.WRITER_WAKES.sum() - before;
+                long wakes = group.writerWakes.sum() - before;
                 System.out.println("blocked writers woken for events during " + ROUND_TRIPS + " round trips of another connection: "
                         + wakes);
                 // (the worker's watch, handed over when a watcher leaves, still wakes one waiter: not counted)
@@ -127,5 +129,11 @@ class WriterWakeTest {
                 }
             }
         }
+    }
+
+    private static WorkerGroup groupOf(SocketChannel c) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
+        f.setAccessible(true);
+        return ((ConnectionLifecycle) f.get(c)).connection().group();
     }
 }
