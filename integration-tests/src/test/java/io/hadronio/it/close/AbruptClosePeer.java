@@ -65,12 +65,25 @@ public final class AbruptClosePeer {
                         c.write(message);
                         Thread.sleep(1);
                     }
+                    // the writes never failed: what the connection's state was, for the test's report
+                    System.out.println("STUCK connection " + i + ": " + describe(c));
                 } catch (IOException e) {
                     failed++;
                 }
             }
         }
         System.out.println("FAILED " + failed);
+    }
+
+    /** The channel and, on hadroNIO, its lifecycle (directions, upgrade, raw byte counts). */
+    private static String describe(SocketChannel c) {
+        try {
+            java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
+            f.setAccessible(true);
+            return c + " " + f.get(c);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return c.toString();
+        }
     }
 
     private static void settleAndReport() throws InterruptedException {
