@@ -339,9 +339,7 @@ class UpgradeTest {
                         while (!serverReadsOn && !outputMoved(client)) {
                             Thread.onSpinWait(); // one that never reads closes the moment the client moved
                         }
-                    } catch (ReflectiveOperationException e) {
-                        throw new RuntimeException(e);
-                    } catch (IOException e) {
+                    } catch (ReflectiveOperationException | IOException e) {
                         throw new RuntimeException(e);
                     }
                 }, THREADS);
@@ -391,9 +389,7 @@ class UpgradeTest {
 
     /** True once the channel's own output has moved to UCX (its transport option says so only for both directions). */
     static boolean outputMoved(SocketChannel c) throws ReflectiveOperationException {
-        java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
-        f.setAccessible(true);
-        return !((io.hadronio.transport.ConnectionLifecycle) f.get(c)).outputRaw();
+        return !lifecycleOf(c).outputRaw();
     }
 
     /** A selector-driven echo server: readiness follows the raw fd, then UCX, with nothing lost. */

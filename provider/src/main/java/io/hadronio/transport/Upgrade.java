@@ -296,17 +296,18 @@ public final class Upgrade implements UpgradeSession.Handler {
             abandon(why);
             return;
         }
+        // the peer's output is raw (not moved, or ended raw): its bytes stay on the TCP connection,
+        // which tells their end itself, so a reset here is one of our output only
+        boolean peerOutputRaw = !peerDone || peerRaw;
         if (switchSent && !mineDone) {
-            // we switched and the peer never took it: it is gone, or broke the protocol. A peer
-            // whose output is raw (not moved, or ended raw) leaves its bytes on the TCP
-            // connection, which tells their end itself: they stay readable, as on TCP after a reset
+            // we switched and the peer never took it: it is gone, or broke the protocol
             String reason = "upgrade session ended before the peer took our switch (" + why + ")";
-            if (!peerDone || peerRaw) {
+            if (peerOutputRaw) {
                 life.resetOutput(reason);
             } else {
                 life.reset(reason);
             }
-        } else if (switchSent && (!peerDone || peerRaw) && !closeRequested) {
+        } else if (switchSent && peerOutputRaw && !closeRequested) {
             // our output is on UCX, the peer's raw, and its session ended: its channel closed (or its
             // process died), and no record can say so behind its raw bytes
             life.resetOutput("Connection reset by peer (it closed before its output moved to UCX: " + why + ")");

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.hadronio.HadronioProvider;
 import io.hadronio.HadronioSocketOptions;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
@@ -38,9 +37,7 @@ class ControlRecordValidationTest {
     }
 
     private static ConnectionLifecycle lifeOf(SocketChannel channel) throws ReflectiveOperationException {
-        Field f = channel.getClass().getDeclaredField("life");
-        f.setAccessible(true);
-        return (ConnectionLifecycle) f.get(channel);
+        return ChannelInternals.lifeOf(channel);
     }
 
     /** Writes raw records on the accepted side's control connection, then checks what the client's read does. */

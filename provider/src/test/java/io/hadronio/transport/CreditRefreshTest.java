@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.HadronioProvider;
-import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -40,9 +39,7 @@ class CreditRefreshTest {
     }
 
     private static Connection connectionOf(SocketChannel channel) throws ReflectiveOperationException {
-        Field f = channel.getClass().getDeclaredField("life");
-        f.setAccessible(true);
-        return ((ConnectionLifecycle) f.get(channel)).connection();
+        return ChannelInternals.lifeOf(channel).connection();
     }
 
     @Test

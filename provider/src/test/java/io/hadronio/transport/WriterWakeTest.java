@@ -132,8 +132,6 @@ class WriterWakeTest {
     }
 
     private static WorkerGroup groupOf(SocketChannel c) throws ReflectiveOperationException {
-        java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
-        f.setAccessible(true);
-        return ((ConnectionLifecycle) f.get(c)).connection().group();
+        return ChannelInternals.lifeOf(c).connection().group();
     }
 }
