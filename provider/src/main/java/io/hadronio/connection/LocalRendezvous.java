@@ -430,6 +430,10 @@ public final class LocalRendezvous {
                 }
                 boolean deadlines = wanted || !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
                 pollsStarted++;
+                // the deadlines are judged by when this poll began: a session expires only when no
+                // message of it had come by the end of a poll that began after its deadline, however
+                // long this thread is then held up before it gets to the deadlines
+                long pollBegan = System.nanoTime();
                 try {
                     pollSet.poll(deadlines ? 100 : 1000);
                 } finally {
@@ -460,11 +464,11 @@ public final class LocalRendezvous {
                         }
                     }
                 }
-                // after serving: a session whose message came while this thread was held up (a
-                // loaded machine) is served, not closed as idle (a client reads that as a refusal)
-                long served = System.nanoTime();
-                expireSessions(served);
-                expireUpgrades(served);
+                // after serving, and by the poll's start: a session whose message came while this
+                // thread was held up (a loaded machine, a slow listener's callback) is served at the
+                // next poll, not closed as idle (a client reads that as a refusal)
+                expireSessions(pollBegan);
+                expireUpgrades(pollBegan);
                 Runnable h = housekeeping;
                 if (h != null) {
                     h.run();

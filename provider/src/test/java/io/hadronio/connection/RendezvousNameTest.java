@@ -152,4 +152,48 @@ class RendezvousNameTest {
         assertTrue(registered, "the registration that waited for the held-up thread was answered");
         server.unlisten(LOOPBACK, port, NOBODY);
     }
+
+    /**
+     * The server's thread is held up after a poll (a listener's callback for another client
+     * that registered) while our REGISTER comes and our session's idle limit (2 s) passes: the
+     * registration is answered at the next poll, not closed as idle. Closing it then (the
+     * limit was judged by the clock after serving) refused a client that was on time.
+     */
+    @Test
+    void shouldAnswerARegistrationThatCameAfterThePollWhileTheThreadWasHeldUp() throws Exception {
+        LocalRendezvous server = new LocalRendezvous(KEY, 10_000);
+        LocalRendezvous first = new LocalRendezvous(KEY, 10_000);
+        LocalRendezvous second = new LocalRendezvous(KEY, 10_000);
+        int port = unusedPort();
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean held = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable slowListener = () -> {
+            // the first registration's callback holds the rendezvous thread past the second session's limit
+            if (held.compareAndSet(false, true)) {
+                holding.countDown();
+                try {
+                    Thread.sleep(2_500);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        server.listen(LOOPBACK, port, slowListener);
+        java.util.concurrent.CompletableFuture<Boolean> firstRegistered = new java.util.concurrent.CompletableFuture<>();
+        boolean registered = second.register(new InetSocketAddress(LOOPBACK, port), () -> {
+            // our challenge is here: another client registers, and its callback holds the thread
+            Thread.ofPlatform().start(() -> {
+                try {
+                    firstRegistered.complete(registers(first, port));
+                } catch (Exception e) {
+                    firstRegistered.completeExceptionally(e);
+                }
+            });
+            assertTrue(holding.await(5, TimeUnit.SECONDS), "the first registration reached the listener");
+            return new InetSocketAddress(LOOPBACK, 1 + ThreadLocalRandom.current().nextInt(30_000));
+        }, System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
+        assertTrue(registered, "the registration sent while the thread was held up was answered");
+        assertTrue(firstRegistered.get(10, TimeUnit.SECONDS), "the first registration was answered");
+        server.unlisten(LOOPBACK, port, slowListener);
+    }
 }
