@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
  * Either end of {@link AbruptCloseAcrossJvmsTest}. {@code server N abortive}: prints
  * {@code PORT p}, accepts N connections and closes each 3 ms after accepting it, unread, with
  * {@code SO_LINGER} 0 when abortive. {@code client PORT N SIZE}: on each of N connections writes
- * SIZE-byte messages, non-blocking, until held back, then until a write fails; prints
- * {@code FAILED k}. Both then wait until their connections' memory is freed (or 20 s) and print
+ * SIZE-byte messages, non-blocking, until held back, then until a write fails (a connect the
+ * server's reset already failed counts as failed too); prints {@code FAILED k}. Both then wait until their connections' memory is freed (or 20 s) and print
  * {@code RESOURCES} with hadroNIO's counts.
  */
 public final class AbruptClosePeer {
@@ -50,7 +50,17 @@ public final class AbruptClosePeer {
         ByteBuffer message = ByteBuffer.allocateDirect(size);
         int failed = 0;
         for (int i = 0; i < connections; i++) {
-            try (SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port))) {
+            SocketChannel opened;
+            try {
+                opened = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+            } catch (IOException e) {
+                // the server accepted and reset the connection before our connect returned: the
+                // kernel reports that to connect itself ("Connection reset by peer"), on the JDK too
+                System.out.println("CONNECT " + i + " failed: " + e);
+                failed++;
+                continue;
+            }
+            try (SocketChannel c = opened) {
                 c.configureBlocking(false);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 try {
