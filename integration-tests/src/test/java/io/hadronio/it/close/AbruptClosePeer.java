@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  * {@code PORT p}, accepts N connections and closes each 3 ms after accepting it, unread, with
  * {@code SO_LINGER} 0 when abortive. {@code client PORT N SIZE}: on each of N connections writes
  * SIZE-byte messages, non-blocking, until held back, then until a write fails (a connect the
- * server's reset already failed counts as failed too); prints {@code FAILED k}. Both then wait until their connections' memory is freed (or 20 s) and print
+ * server's reset already failed counts as failed too); prints {@code FAILED k}. Both then wait
+ * until their connections' memory and UCX requests are freed (or 20 s) and print
  * {@code RESOURCES} with hadroNIO's counts.
  */
 public final class AbruptClosePeer {
@@ -103,8 +104,9 @@ public final class AbruptClosePeer {
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         Map<String, Long> r = h.resources();
-        while ((r.get("connections.memory") != 0 || r.get("connections.memory.retained") != 0)
-                && System.nanoTime() - deadline < 0) {
+        // requests too: the last connections' closing messages may still be completing
+        while ((r.get("connections.memory") != 0 || r.get("connections.memory.retained") != 0
+                || r.get("ucx.requests") != 0) && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
             r = h.resources();
         }
