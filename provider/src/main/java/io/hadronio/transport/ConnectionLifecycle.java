@@ -189,6 +189,10 @@ public final class ConnectionLifecycle {
     // after our CLOSE or ABORT: until when we take the peer's last DATA messages (0: not waiting).
     // While we wait, however the control connection ends is not news of the peer's death
     private long peerEndDeadline;
+    // the wait for the peer's last messages learns their count over the upgrade session (our
+    // output was raw: no record could ask), not from a FIN record; and that none will come
+    private volatile boolean peerEndBySession;
+    private volatile boolean peerEndLost;
     private boolean nudged;
     // the peer nudged us: progress until its FIN
     private boolean progressForPeer;
@@ -1134,9 +1138,58 @@ public final class ConnectionLifecycle {
                 peerEndDeadline = now + PEER_END_NANOS;
                 return awaitPeerEnd(now);
             }
+        } else if (!outputOnUcx && awaitPeerBySession(now)) {
+            return awaitPeerEnd(now);
         }
         finish();
         return false;
+    }
+
+    /**
+     * Our output is raw and we close: if the UCX half is ready, the peer's output may be on UCX
+     * with messages in flight, and the upgrade session asks how many to take ({@link Upgrade#closing}).
+     * True when the wait ({@link #awaitPeerEnd}) begins. Control thread.
+     */
+    private boolean awaitPeerBySession(long now) {
+        Upgrade u = upgrade;
+        if (u == null || connection == null || (word & (UPGRADE_READY | RESET)) != UPGRADE_READY) {
+            return false;
+        }
+        peerEndBySession = true;
+        peerEndDeadline = now + PEER_END_NANOS;
+        u.closing();
+        return true;
+    }
+
+    /**
+     * The peer closes with its output raw (its CLOSING over the upgrade session; rendezvous
+     * thread). Our output, if it moved to UCX, ends as against a closed TCP peer: writes fail
+     * from now on (our raw input still reads to the kernel's end-of-stream), and the count of
+     * the DATA messages we posted goes back, so that the peer takes them all before its receives
+     * go. An output still raw stays raw (the kernel's socket tells its end). Returns the count,
+     * or -1 for a raw output.
+     */
+    long peerClosedWithRawOutput() {
+        synchronized (this) {
+            if ((word & OUT_UCX) == 0) {
+                // (trySwitchOutput checks this under the same monitor: no switch after this)
+                update(0, UPGRADE_OFF);
+                return -1;
+            }
+        }
+        resetOutput("Connection reset by peer (it closed before its output moved to UCX)");
+        // writers see the reset under the connection's lock: nothing is posted after this count
+        return connection.endOutput();
+    }
+
+    /** The peer's answer to our CLOSING: it posted {@code messages} DATA messages (rendezvous thread). */
+    void peerEndCounted(long messages) throws ProtocolException {
+        onFin(messages);
+    }
+
+    /** The wait for the peer's last messages over the session ends: none will come, or its count never will. */
+    void stopAwaitingPeer() {
+        peerEndLost = true;
     }
 
     /**
@@ -1230,8 +1283,12 @@ public final class ConnectionLifecycle {
         int w = word;
         long fin = peerFinCount();
         boolean late = now - peerEndDeadline > 0;
-        boolean over = (w & RESET) != 0 || fin < 0 && (w & CONTROL_EOF) != 0 || late;
-        if (!over && (w & IN_UCX) == 0 && (w & IN_LIMIT) != 0) {
+        boolean bySession = peerEndBySession;
+        // (by the session, the kernel socket's end or reset says nothing of the count: the
+        // peer answers before it closes)
+        boolean over = (w & RESET) != 0 || late
+                || fin < 0 && (bySession ? peerEndLost : (w & CONTROL_EOF) != 0);
+        if (!over && !bySession && (w & IN_UCX) == 0 && (w & IN_LIMIT) != 0) {
             // the peer's raw bytes before its switch, unread: its records (the FIN) follow them
             over = !discardRaw();
         }
@@ -1265,6 +1322,10 @@ public final class ConnectionLifecycle {
                 reactor.watch(this);
                 return;
             }
+        } else if (!outputOnUcx(w) && awaitPeerBySession(System.nanoTime())) {
+            // the reset goes out once the peer's messages in flight are taken
+            reactor.watch(this);
+            return;
         }
         finish();
     }

@@ -25,6 +25,8 @@ import java.nio.ByteBuffer;
  *                                               <-    ACK n
  *  SWITCHED n on TCP (the first control record), then FIN/CLOSE/NUDGE as on any accelerated connection
  *  NO_SWITCH: the output ended raw (shutdownOutput or close before it switched)
+ *  CLOSING: a side whose output is raw closes; the peer's output may be on UCX  ->
+ *                                <- DONE n (DATA messages it posted over UCX; after its SWITCH, if any)
  *  (session closed once both directions are settled alike; kept while one ended raw and the other moved)
  * </pre>
  *
@@ -47,6 +49,8 @@ public final class Upgrade implements UpgradeSession.Handler {
     static final byte SWITCH = 22;
     static final byte ACK = 23;
     static final byte NO_SWITCH = 24;
+    static final byte CLOSING = 25;
+    static final byte DONE = 26;
 
     private final UcxRuntime runtime;
     private final ConnectionLifecycle life;
@@ -62,6 +66,11 @@ public final class Upgrade implements UpgradeSession.Handler {
     // our output / the peer's output ended raw (NO_SWITCH sent / received)
     private boolean mineRaw;
     private boolean peerRaw;
+    // we closed with our output raw and asked the peer how many messages to take (CLOSING sent),
+    // and its answer came; the peer did so (CLOSING received)
+    private boolean closingSent;
+    private boolean doneSeen;
+    private boolean closingSeen;
     // the rendezvous thread started this upgrade (client: its delay passed; server: a session
     // attached). Until then a close or the end of the raw output only leaves a note here, and
     // the thread reads it when it starts: a connection that ends early costs no thread switch.
@@ -202,6 +211,26 @@ public final class Upgrade implements UpgradeSession.Handler {
                     peerRaw = true;
                     maybeClose();
                 }
+                case CLOSING -> {
+                    if (!ready || closingSeen || body.hasRemaining()) {
+                        throw new ProtocolException("CLOSING out of order");
+                    }
+                    closingSeen = true;
+                    long n = life.peerClosedWithRawOutput();
+                    if (n >= 0 && !switchSent) {
+                        // our output moved but its SWITCH is still queued: the count needs it first
+                        switchSent = true;
+                        s.send(SWITCH, longBytes(life.switchedAt()));
+                    }
+                    s.send(DONE, longBytes(Math.max(n, 0)));
+                }
+                case DONE -> {
+                    if (!closingSent || doneSeen) {
+                        throw new ProtocolException("DONE out of order");
+                    }
+                    life.peerEndCounted(body.getLong());
+                    doneSeen = true;
+                }
                 default -> throw new ProtocolException("unknown upgrade message " + kind);
             }
         } catch (ProtocolException | java.nio.BufferUnderflowException e) {
@@ -292,6 +321,10 @@ public final class Upgrade implements UpgradeSession.Handler {
             return;
         }
         ended = true;
+        if (closingSent && !doneSeen) {
+            // we closed and waited for the peer's count: it will not come
+            life.stopAwaitingPeer();
+        }
         if (!ready) {
             abandon(why);
             return;
@@ -321,6 +354,9 @@ public final class Upgrade implements UpgradeSession.Handler {
     /** Our output switched after {@code n} raw bytes (a writer, under the channel's write lock). */
     void sendSwitch(long n) {
         runtime.peers().rendezvous().execute(() -> {
+            if (switchSent) {
+                return; // sent already, before our DONE (a CLOSING came first)
+            }
             switchSent = true;
             if (session != null && !ended) {
                 session.send(SWITCH, longBytes(n));
@@ -347,6 +383,28 @@ public final class Upgrade implements UpgradeSession.Handler {
             session.send(NO_SWITCH, new byte[0]);
             maybeClose();
         }
+    }
+
+    /**
+     * We close with our output raw while the UCX half is ready (control thread): the peer's
+     * output may be on UCX, with messages in flight that we must take before our receives go
+     * (a rendezvous send completes only when its receiver takes it), and no record can follow
+     * our raw bytes to ask for its count. So the session asks; {@link ConnectionLifecycle#peerEndCounted}
+     * gets the answer, {@link ConnectionLifecycle#stopAwaitingPeer} the news that none will come.
+     */
+    void closing() {
+        runtime.peers().rendezvous().execute(() -> {
+            if (closingSent) {
+                return;
+            }
+            if (session == null || ended || !ready || peerRaw) {
+                // no session to ask, or the peer's output ended raw: nothing of it is on UCX
+                life.stopAwaitingPeer();
+                return;
+            }
+            closingSent = true;
+            session.send(CLOSING, new byte[0]);
+        });
     }
 
     /** The connection is closed: the session ends (any thread). */

@@ -51,6 +51,57 @@ class AbruptCloseMemoryTest {
     }
 
     /**
+     * The accepted side ended its output raw (shutdownOutput before it moved) and the client's
+     * output moved to UCX; the accepted side then closes, unread, while the client's 256 KiB
+     * messages (rendezvous) are in flight. No record can follow raw bytes, so the closer learns
+     * how many messages to take over the upgrade session. Regression: it let go of its
+     * receives at once, and the client's sends never completed (its memory retained for ever;
+     * AbruptCloseAcrossJvmsTest, 2 of 40 runs of its class).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "abortive {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void shouldFreeMemoryWhenAPeerWhoseOutputEndedRawClosesWithRendezvousInFlight(boolean abortive) throws Exception {
+        HadronioProvider provider = UpgradedPairs.upgradingAtOnce();
+        int baseline = quiet();
+        ByteBuffer message = ByteBuffer.allocateDirect(256 * 1024);
+        try (ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            for (int i = 0; i < 10; i++) {
+                try (SocketChannel client = provider.openSocketChannel()) {
+                    client.connect(server.getLocalAddress());
+                    SocketChannel accepted = server.accept();
+                    accepted.shutdownOutput();
+                    client.configureBlocking(false);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (ChannelInternals.lifeOf(client).outputRaw()) {
+                        assertTrue(System.nanoTime() - deadline < 0, "the client's output never moved: " + client);
+                        client.write(message.clear());
+                        Thread.sleep(1);
+                    }
+                    // over UCX until held back: its last messages are in flight, unread
+                    for (int k = 0; k < 512 && client.write(message.clear()) > 0; k++) {
+                        // next
+                    }
+                    if (abortive) {
+                        accepted.setOption(StandardSocketOptions.SO_LINGER, 0);
+                    }
+                    accepted.close();
+                    assertThrows(IOException.class, () -> {
+                        long failBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                        while (System.nanoTime() - failBy < 0) {
+                            client.write(message.clear());
+                            Thread.sleep(1);
+                        }
+                    });
+                }
+            }
+        }
+        settle(baseline);
+        assertEquals(0, Connection.memoryRetained(), "connections whose memory is kept for requests in flight");
+        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+    }
+
+    /**
      * The reader first reads into direct buffers that take a bulk message whole, so the writer's
      * 64 KiB messages go as bulk messages (an empty DATA message, the bytes under their own tag):
      * the closing side must take the bytes of those in flight too, or the writer's sends never end.
