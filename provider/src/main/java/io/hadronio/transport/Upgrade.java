@@ -270,12 +270,15 @@ public final class Upgrade implements UpgradeSession.Handler {
             abandon("UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
             return;
         }
-        if (!client) {
-            session.send(HELLO, hello(connection));
-        }
         if (!life.upgradeReady(connection)) {
             abandon("the channel closed during the upgrade");
             return;
+        }
+        if (!client) {
+            // only now: a client that has our HELLO may send over UCX at once, and a channel that
+            // closed before it was ready would have let go of the receives for those messages
+            // (one that closes from here on takes them first, see closing)
+            session.send(HELLO, hello(connection));
         }
         // the lifecycle owns the UCX half now (it frees it when the channel closes)
         ready = true;
