@@ -1082,10 +1082,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     }
 
     /**
-     * Finishes a close once no read or write is in progress: the control thread then
-     * waits for posted sends, announces FIN and CLOSE, and frees the connection.
-     */
-    /**
      * Called by every holder of the read or write lock after it released it: a close that
      * found the lock taken left its last step to the holder (not only readers and writers:
      * shutdownOutput, finishConnect and the rendezvous thread's idle output switch too).
@@ -1096,23 +1092,40 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
     }
 
+    /**
+     * Finishes a close once no read or write is in progress: the control thread then
+     * waits for posted sends, announces FIN and CLOSE, and frees the connection. Two threads
+     * can each fail on the lock the other holds: a closer that took the read lock and found the
+     * write lock held, and the write lock's holder, which released it and then found our read
+     * lock held. So one that failed on the write lock tries again once it released the read lock,
+     * unless the write lock is still held (its holder then finishes). Without that retry, a close
+     * that met the rendezvous thread's idle output switch stayed CLOSING for good: its receives
+     * posted, the peer's writes held back for ever (AbruptCloseAcrossJvmsTest, about one run in 150).
+     */
     private void tryFinishClose() {
-        if (!readLock.tryLock()) {
-            return;
-        }
-        try {
-            if (!writeLock.tryLock()) {
-                return;
+        while (life.state() == ConnectionLifecycle.CLOSING) {
+            if (!readLock.tryLock()) {
+                return; // its holder finishes after it released it
             }
+            boolean finished = false;
             try {
-                if (life.state() == ConnectionLifecycle.CLOSING) {
-                    life.lastOut(lingerZero());
+                if (writeLock.tryLock()) {
+                    finished = true;
+                    try {
+                        if (life.state() == ConnectionLifecycle.CLOSING) {
+                            life.lastOut(lingerZero());
+                        }
+                    } finally {
+                        writeLock.unlock();
+                    }
                 }
             } finally {
-                writeLock.unlock();
+                readLock.unlock();
             }
-        } finally {
-            readLock.unlock();
+            if (finished || writeLock.isLocked()) {
+                return;
+            }
+            Thread.onSpinWait();
         }
     }
 

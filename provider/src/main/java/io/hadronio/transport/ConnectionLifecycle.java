@@ -1400,6 +1400,8 @@ public final class ConnectionLifecycle {
                 + ((w & INPUT_SHUT) != 0 ? " input-shut" : "") + ((w & OUTPUT_SHUT) != 0 ? " output-shut" : "")
                 + ((w & FIN_SENT) != 0 ? " fin-sent" : "") + ((w & PEER_FIN) != 0 ? " peer-fin" : "")
                 + ((w & PEER_CLOSED) != 0 ? " peer-closed" : "") + ((w & RESET) != 0 ? " reset" : "")
-                + ((w & UPGRADABLE) != 0 ? upgradeState(w) : "") + "]";
+                + ((w & UPGRADABLE) != 0 ? upgradeState(w) : "")
+                + (peerEndDeadline != 0 ? " awaiting-peer-end" + (peerEndBySession ? "-by-session" : "")
+                        + (peerEndLost ? "-lost" : "") : "") + "]";
     }
 }

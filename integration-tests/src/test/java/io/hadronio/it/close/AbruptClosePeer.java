@@ -23,6 +23,9 @@ public final class AbruptClosePeer {
     private AbruptClosePeer() {
     }
 
+    // every connection this JVM made or accepted: their states go into the report when memory stays
+    private static final java.util.List<SocketChannel> CHANNELS = new java.util.ArrayList<>();
+
     public static void main(String[] args) throws Exception {
         if (args[0].equals("server")) {
             server(Integer.parseInt(args[1]), Boolean.parseBoolean(args[2]));
@@ -38,6 +41,7 @@ public final class AbruptClosePeer {
             System.out.println("PORT " + ((InetSocketAddress) server.getLocalAddress()).getPort());
             for (int i = 0; i < connections; i++) {
                 SocketChannel accepted = server.accept();
+                CHANNELS.add(accepted);
                 if (abortive) {
                     accepted.setOption(StandardSocketOptions.SO_LINGER, 0);
                 }
@@ -61,6 +65,7 @@ public final class AbruptClosePeer {
                 failed++;
                 continue;
             }
+            CHANNELS.add(opened);
             try (SocketChannel c = opened) {
                 c.configureBlocking(false);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -109,6 +114,15 @@ public final class AbruptClosePeer {
                 || r.get("ucx.requests") != 0) && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
             r = h.resources();
+        }
+        if (r.get("connections.memory") != 0) {
+            // where the connections that kept their memory are (for the test's report)
+            for (SocketChannel c : CHANNELS) {
+                String d = describe(c);
+                if (!d.contains("CLOSED")) {
+                    System.out.println("UNFREED " + d);
+                }
+            }
         }
         System.out.println("RESOURCES memory=" + r.get("connections.memory") + " retained="
                 + r.get("connections.memory.retained") + " endpoints=" + r.get("ucx.endpoints")
