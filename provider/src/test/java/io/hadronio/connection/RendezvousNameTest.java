@@ -11,8 +11,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -137,7 +140,7 @@ class RendezvousNameTest {
         server.listen(LOOPBACK, port, NOBODY);
         boolean registered = client.register(new InetSocketAddress(LOOPBACK, port), () -> {
             // the challenge is here; the server's thread now stalls past the session's idle limit
-            java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+            CountDownLatch stalled = new CountDownLatch(1);
             server.execute(() -> {
                 stalled.countDown();
                 try {
@@ -165,8 +168,8 @@ class RendezvousNameTest {
         LocalRendezvous first = new LocalRendezvous(KEY, 10_000);
         LocalRendezvous second = new LocalRendezvous(KEY, 10_000);
         int port = unusedPort();
-        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicBoolean held = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch holding = new CountDownLatch(1);
+        AtomicBoolean held = new AtomicBoolean();
         Runnable slowListener = () -> {
             // the first registration's callback holds the rendezvous thread past the second session's limit
             if (held.compareAndSet(false, true)) {
@@ -179,7 +182,7 @@ class RendezvousNameTest {
             }
         };
         server.listen(LOOPBACK, port, slowListener);
-        java.util.concurrent.CompletableFuture<Boolean> firstRegistered = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Boolean> firstRegistered = new CompletableFuture<>();
         boolean registered = second.register(new InetSocketAddress(LOOPBACK, port), () -> {
             // our challenge is here: another client registers, and its callback holds the thread
             Thread.ofPlatform().start(() -> {

@@ -14,6 +14,8 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A connection closed while its peer's messages are still on their way gives all its memory
@@ -58,8 +60,8 @@ class AbruptCloseMemoryTest {
      * receives at once, and the client's sends never completed (its memory retained for ever;
      * AbruptCloseAcrossJvmsTest, 2 of 40 runs of its class).
      */
-    @org.junit.jupiter.params.ParameterizedTest(name = "abortive {0}")
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest(name = "abortive {0}")
+    @ValueSource(booleans = {false, true})
     void shouldFreeMemoryWhenAPeerWhoseOutputEndedRawClosesWithRendezvousInFlight(boolean abortive) throws Exception {
         HadronioProvider provider = UpgradedPairs.upgradingAtOnce();
         int baseline = quiet();
