@@ -839,6 +839,29 @@ public final class LocalRendezvous {
 
     // ---- client side ---------------------------------------------------------------------------
 
+    /** How a {@link #register} ended: only {@link #REGISTERED} means the server expects our handshake. */
+    public enum Outcome {
+        REGISTERED,
+        /** nobody listens on the port's name (a plain server, or none) */
+        NO_LISTENER,
+        /** the name's process belongs to another user */
+        OTHER_USER,
+        /** no valid challenge came (the session ended, timed out or sent something else) */
+        NO_CHALLENGE,
+        /** binding the connecting socket failed */
+        BIND_FAILED,
+        /** the REGISTER could not be sent */
+        SEND_FAILED,
+        /** the server closed the session without an answer (it did not register us) */
+        REFUSED,
+        /** the listener serves another address of the port */
+        NOT_HERE,
+        /** an answer that is not a REGISTERED with the right MAC */
+        BAD_ANSWER,
+        /** the session failed before the REGISTER went out */
+        FAILED
+    }
+
     /**
      * Asks the accelerated listener on this host's port {@code destination.getPort()}, if
      * there is one, to expect a TCP connection from the connecting socket's bound address
@@ -851,34 +874,47 @@ public final class LocalRendezvous {
      */
     public boolean register(InetSocketAddress destination, java.util.concurrent.Callable<InetSocketAddress> bind,
                             long deadline) throws IOException {
+        return tryRegister(destination, bind, deadline) == Outcome.REGISTERED;
+    }
+
+    /** {@link #register}, saying why a registration did not happen. */
+    public Outcome tryRegister(InetSocketAddress destination, java.util.concurrent.Callable<InetSocketAddress> bind,
+                               long deadline) throws IOException {
         UnixSeqpacket s;
         try {
             s = UnixSeqpacket.connect(name(destination.getPort()));
         } catch (IOException e) {
-            return false;
+            return Outcome.NO_LISTENER;
         }
         if (s == null) {
-            return false;
+            return Outcome.NO_LISTENER;
         }
         boolean registered = false;
         try (s) {
             if (ownUid >= 0 && s.peerUid() != ownUid) {
                 // another user's process: with the per-user key it cannot be one of ours, and
                 // we neither talk to it nor wait for it
-                return false;
+                return Outcome.OTHER_USER;
             }
             byte[] challenge = receive(s, deadline);
             if (challenge == null || challenge.length != HEADER + HandshakeMessages.NONCE_LENGTH
                     || !isHeader(challenge, CHALLENGE)) {
-                return false;
+                return Outcome.NO_CHALLENGE;
             }
             byte[] nonce = java.util.Arrays.copyOfRange(challenge, HEADER, challenge.length);
-            InetSocketAddress client = bind.call();
+            InetSocketAddress client;
+            try {
+                client = bind.call();
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous with port " + destination.getPort()
+                        + ": bind failed: " + e);
+                return Outcome.BIND_FAILED;
+            }
             InetAddress bound = client.getAddress().isAnyLocalAddress() ? null : client.getAddress();
             byte[] register = encodeRegister(nonce, destination.getAddress(), destination.getPort(), bound,
                     client.getPort());
             if (!s.send(register)) {
-                return false;
+                return Outcome.SEND_FAILED;
             }
             // from here on the server may have registered our port: it will expect our
             // handshake from it, so a silence is no reason to go plain (that would leave the
@@ -887,29 +923,33 @@ public final class LocalRendezvous {
             byte[] answer = receive(s, System.nanoTime() + expiryNanos);
             if (answer == null && s.status() == UnixSeqpacket.EOF) {
                 // refused: a server closes without an answer only when it did not register us
-                return false;
+                return Outcome.REFUSED;
             }
             if (answer == null) {
                 throw new java.net.SocketTimeoutException("hadroNIO: the local server on port "
                         + destination.getPort() + " (process " + s.peerPid() + ") did not answer our registration within "
                         + expiryNanos / 1_000_000 + " ms");
             }
+            if (answer.length == HEADER && isHeader(answer, NOT_HERE)) {
+                return Outcome.NOT_HERE;
+            }
             if (answer.length != HEADER + HandshakeMessages.MAC_LENGTH || !isHeader(answer, REGISTERED)) {
-                return false;
+                return Outcome.BAD_ANSWER;
             }
             byte[] mac = java.util.Arrays.copyOfRange(answer, HEADER, answer.length);
-            return Secret.matches(secret.mac(REGISTERED_LABEL, nonce, register), mac);
+            return Secret.matches(secret.mac(REGISTERED_LABEL, nonce, register), mac) ? Outcome.REGISTERED
+                    : Outcome.BAD_ANSWER;
         } catch (IOException e) {
             if (registered) {
                 throw e;
             }
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous with port " + destination.getPort()
                     + " failed: " + e);
-            return false;
-        } catch (Exception e) {
+            return Outcome.FAILED;
+        } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous with port " + destination.getPort()
                     + " failed: " + e);
-            return false;
+            return Outcome.FAILED;
         }
     }
 

@@ -1,6 +1,7 @@
 package io.hadronio.it.netns;
 
 import io.hadronio.connection.HandshakeMessages;
+import io.hadronio.connection.LocalRendezvous;
 import io.hadronio.connection.Secret;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
@@ -88,7 +89,7 @@ public final class HandshakeFuzzer {
     private static InetSocketAddress server;
     // keyed mode: the key, and the rendezvous client that registers each connection
     private static Secret key;
-    private static io.hadronio.connection.LocalRendezvous rendezvous;
+    private static LocalRendezvous rendezvous;
     // keyed mode: the server's UCX endpoint profile (from its hello), which our hellos must never have
     private static volatile String serverProfile;
     private static String ownAddress;
@@ -119,7 +120,7 @@ public final class HandshakeFuzzer {
             selfCheck();
             if (keyed) {
                 key = Secret.load(java.nio.file.Path.of(System.getProperty("user.home"), ".hadronio", "secret"));
-                rendezvous = new io.hadronio.connection.LocalRendezvous(key, 10_000, -1);
+                rendezvous = new LocalRendezvous(key, 10_000, -1);
             }
             say("READY");
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -787,13 +788,20 @@ public final class HandshakeFuzzer {
         s.setSoTimeout(HANG_GUARD_MS);
         if (rendezvous != null) {
             // as a hadroNIO client: register the port we connect from, proving the key
-            boolean expected = rendezvous.register(server, () -> {
-                s.bind(new InetSocketAddress(ownAddress, 0));
+            Exception[] bindFailure = new Exception[1];
+            LocalRendezvous.Outcome outcome = rendezvous.tryRegister(server, () -> {
+                try {
+                    s.bind(new InetSocketAddress(ownAddress, 0));
+                } catch (IOException e) {
+                    bindFailure[0] = e;
+                    throw e;
+                }
                 return (InetSocketAddress) s.getLocalSocketAddress();
             }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANG_GUARD_MS));
-            if (!expected) {
+            if (outcome != LocalRendezvous.Outcome.REGISTERED) {
                 s.close();
-                throw new IOException("the server's rendezvous did not register us");
+                throw new IOException("the server's rendezvous did not register us: " + outcome
+                        + (bindFailure[0] != null ? " (" + bindFailure[0] + ")" : ""));
             }
         }
         s.connect(server, HANG_GUARD_MS);
