@@ -1,11 +1,13 @@
 #!/bin/bash
-# A/B: gRPC sequential unary calls, JDK vs hadroNIO with polling.spin variants; pinned server core 0, client core 1
-# usage: grpc-spin.sh ROUNDS "jdk 100 400" WARMUP DURATION
-cd /work/main
-JAVA=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
+# A/B: gRPC sequential unary calls, JDK vs hadroNIO with hadronio.polling.spin variants, interleaved
+# per round; server pinned to core 0, client to core 1 (docs/benchmarks/apps.md, 2026-11-29).
+# usage: docs/repro/grpc-spin-ab.sh ROUNDS "jdk 100 400" WARMUP_S DURATION_S   (after ./mvnw install -DskipTests)
+cd "$(dirname "$0")/../.." || exit 1
+source scripts/env.sh && hadronio_setup >/dev/null
+JAVA="$JAVA_HOME/bin/java"
 JAR=app/target/hadronio-app.jar
 ROUNDS=$1; VARIANTS="$2"; WARMUP=$3; DURATION=$4
-OUT=/tmp/ab/out-$(date +%H%M%S); mkdir -p $OUT
+OUT=$(mktemp -d /tmp/grpc-spin-ab.XXXXXX)
 for r in $(seq 1 $ROUNDS); do
   for v in $VARIANTS; do
     if [ "$v" = jdk ]; then dis=true; opts=""; else dis=false; opts="-Dhadronio.polling.spin=$v"; fi
