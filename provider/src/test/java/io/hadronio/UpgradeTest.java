@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hadronio.transport.ChannelInternals;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -389,7 +390,7 @@ class UpgradeTest {
 
     /** True once the channel's own output has moved to UCX (its transport option says so only for both directions). */
     static boolean outputMoved(SocketChannel c) throws ReflectiveOperationException {
-        return !lifecycleOf(c).outputRaw();
+        return !ChannelInternals.lifeOf(c).outputRaw();
     }
 
     /** A selector-driven echo server: readiness follows the raw fd, then UCX, with nothing lost. */
@@ -639,7 +640,7 @@ class UpgradeTest {
                     }
                 }, THREADS);
                 assertEquals(1, asleep.get(30, TimeUnit.SECONDS));
-                io.hadronio.transport.ConnectionLifecycle clientLife = lifecycleOf(client);
+                io.hadronio.transport.ConnectionLifecycle clientLife = ChannelInternals.lifeOf(client);
                 until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (!(clientLife.connection() != null && !clientLife.inputRaw()) && System.nanoTime() < until) {
                     Thread.sleep(1);
@@ -703,7 +704,7 @@ class UpgradeTest {
                         assertEquals(65536, answer.get(30, TimeUnit.SECONDS), "round " + i);
                     } catch (java.util.concurrent.TimeoutException e) {
                         throw new AssertionError("round " + i + ": no answer to a 64 KiB message; client "
-                                + clientLife + ", server " + lifecycleOf(accepted), e);
+                                + clientLife + ", server " + ChannelInternals.lifeOf(accepted), e);
                     }
                     assertEquals(out.flip(), back.flip(), "round " + i);
                 }
@@ -725,12 +726,6 @@ class UpgradeTest {
             }
         }
         return false;
-    }
-
-    static io.hadronio.transport.ConnectionLifecycle lifecycleOf(SocketChannel c) throws ReflectiveOperationException {
-        java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
-        f.setAccessible(true);
-        return (io.hadronio.transport.ConnectionLifecycle) f.get(c);
     }
 
     /** Reads until end-of-stream: {bytes, CRC}. */

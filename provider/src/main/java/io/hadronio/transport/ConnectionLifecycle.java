@@ -666,7 +666,11 @@ public final class ConnectionLifecycle {
         }
     }
 
-    private void onFin(long messages) throws ProtocolException {
+    /**
+     * The peer posted {@code messages} DATA messages in all: its FIN record (control thread), or
+     * its DONE answer to our CLOSING over the upgrade session (rendezvous thread).
+     */
+    void onFin(long messages) throws ProtocolException {
         long earlier = peerFinCount();
         if (messages < 0 || earlier >= 0 && earlier != messages) {
             throw new ProtocolException("FIN of " + messages + " messages (earlier: " + earlier + ")");
@@ -1180,11 +1184,6 @@ public final class ConnectionLifecycle {
         resetOutput("Connection reset by peer (it closed before its output moved to UCX)");
         // writers see the reset under the connection's lock: nothing is posted after this count
         return connection.endOutput();
-    }
-
-    /** The peer's answer to our CLOSING: it posted {@code messages} DATA messages (rendezvous thread). */
-    void peerEndCounted(long messages) throws ProtocolException {
-        onFin(messages);
     }
 
     /** The wait for the peer's last messages over the session ends: none will come, or its count never will. */

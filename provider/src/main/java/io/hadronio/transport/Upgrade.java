@@ -228,7 +228,7 @@ public final class Upgrade implements UpgradeSession.Handler {
                     if (!closingSent || doneSeen) {
                         throw new ProtocolException("DONE out of order");
                     }
-                    life.peerEndCounted(body.getLong());
+                    life.onFin(body.getLong());
                     doneSeen = true;
                 }
                 default -> throw new ProtocolException("unknown upgrade message " + kind);
@@ -392,7 +392,7 @@ public final class Upgrade implements UpgradeSession.Handler {
      * We close with our output raw while the UCX half is ready (control thread): the peer's
      * output may be on UCX, with messages in flight that we must take before our receives go
      * (a rendezvous send completes only when its receiver takes it), and no record can follow
-     * our raw bytes to ask for its count. So the session asks; {@link ConnectionLifecycle#peerEndCounted}
+     * our raw bytes to ask for its count. So the session asks; {@link ConnectionLifecycle#onFin}
      * gets the answer, {@link ConnectionLifecycle#stopAwaitingPeer} the news that none will come.
      */
     void closing() {

@@ -4,11 +4,11 @@ import java.lang.reflect.Field;
 import java.nio.channels.SocketChannel;
 
 /** What a test may look at inside a hadroNIO channel: its lifecycle (the channel's private field). */
-final class ChannelInternals {
+public final class ChannelInternals {
     private ChannelInternals() {
     }
 
-    static ConnectionLifecycle lifeOf(SocketChannel channel) throws ReflectiveOperationException {
+    public static ConnectionLifecycle lifeOf(SocketChannel channel) throws ReflectiveOperationException {
         Field f = channel.getClass().getDeclaredField("life");
         f.setAccessible(true);
         return (ConnectionLifecycle) f.get(channel);
