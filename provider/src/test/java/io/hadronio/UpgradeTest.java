@@ -715,6 +715,85 @@ class UpgradeTest {
         }
     }
 
+    /**
+     * The accepted side converts for the upgrade only when no thread is inside the channel. Here
+     * its session comes while a server thread sleeps in the kernel's write(2); the write then
+     * returns and nothing reads or writes the accepted channel again. Its conversion must happen
+     * as that thread leaves. Regression: it waited for the next read or write, so an accepted
+     * side that went idle (or only shut its output down) never moved, and its client's output
+     * stayed raw for good (AbruptCloseMemoryTest, in a clean-clone run).
+     */
+    @Test
+    void shouldMoveOnceTheThreadInsideAtTheSessionLeavesAndTheChannelStaysIdle() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        // the upgrade begins at the client's second write, not at its connect
+        p.setProperty("hadronio.upgrade.delay", "1");
+        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
+        try (ServerSocketChannel server = provider.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0));
+             SocketChannel client = provider.openSocketChannel()) {
+            client.connect(server.getLocalAddress());
+            try (SocketChannel accepted = server.accept()) {
+                byte[] bulk = new byte[32 << 20];
+                new Random(41).nextBytes(bulk);
+                AtomicReference<Thread> writer = new AtomicReference<>();
+                CompletableFuture<Void> serverWrite = CompletableFuture.runAsync(() -> {
+                    writer.set(Thread.currentThread());
+                    try {
+                        ByteBuffer b = ByteBuffer.wrap(bulk);
+                        while (b.hasRemaining()) {
+                            accepted.write(b);
+                        }
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                }, THREADS);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!inKernelWrite(writer.get()) && System.nanoTime() < until) {
+                    Thread.sleep(1);
+                }
+                assertTrue(inKernelWrite(writer.get()), () -> "a server write asleep in the kernel: "
+                        + java.util.Arrays.toString(writer.get().getStackTrace()));
+                // the client's second write begins its upgrade; the session reaches the server,
+                // whose conversion waits for the writer
+                ByteBuffer one = ByteBuffer.allocate(1);
+                client.write(one.clear());
+                client.write(one.clear());
+                while (!ChannelInternals.conversionPending(accepted) && System.nanoTime() < until) {
+                    Thread.sleep(1);
+                }
+                assertTrue(ChannelInternals.conversionPending(accepted), "the server's conversion waits for its writer");
+                ByteBuffer in = ByteBuffer.allocate(bulk.length);
+                while (in.hasRemaining()) {
+                    assertTrue(client.read(in) >= 0);
+                }
+                assertArrayEquals(bulk, in.array(), "the server's raw bytes");
+                serverWrite.get(30, TimeUnit.SECONDS);
+                // the accepted channel stays idle from here on; the client's output moves
+                io.hadronio.transport.ConnectionLifecycle clientLife = ChannelInternals.lifeOf(client);
+                while (clientLife.outputRaw() && System.nanoTime() < until) {
+                    client.write(one.clear());
+                    Thread.sleep(1);
+                }
+                assertTrue(!clientLife.outputRaw(), "the client's output moved to UCX: client " + clientLife
+                        + ", accepted " + ChannelInternals.lifeOf(accepted));
+            }
+        }
+    }
+
+    /** The thread sleeps in the kernel socket's own blocking write. */
+    static boolean inKernelWrite(Thread t) {
+        if (t == null) {
+            return false;
+        }
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getClassName().equals("sun.nio.ch.SocketDispatcher") && e.getMethodName().startsWith("write")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The thread sleeps in the kernel socket's own blocking read, as a plain connection's reader does. */
     static boolean inKernelRead(Thread t) {
         if (t == null) {

@@ -306,47 +306,65 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
     }
 
+    /**
+     * Converts once no other thread holds the read or write lock. Like {@link #tryFinishClose},
+     * one that fails on a lock leaves the conversion to its holder, which tries again after it
+     * released it ({@link #afterUnlock}); and one that held the read lock and failed on the write
+     * lock tries again once it released the read lock, unless the write lock is still held: the
+     * write lock's holder may have left meanwhile and failed on our read lock.
+     */
     private void tryConvert() {
-        // reentrant: a reader (writer) that holds its own lock only needs the other one
-        if (!readLock.tryLock()) {
-            return;
-        }
-        Runnable then = null;
-        try {
-            if (!writeLock.tryLock()) {
-                return;
+        while (afterConversion != null) {
+            // reentrant: a reader (writer) that holds its own lock only needs the other one
+            if (!readLock.tryLock()) {
+                return; // its holder converts after it released it
             }
+            Runnable then = null;
+            boolean writeLockTaken = false;
             try {
-                synchronized (blockingLock()) {
-                    then = afterConversion;
-                    afterConversion = null;
-                    if (then == null || life.isUpgradable()) {
-                        return;
-                    }
-                    if (!isOpen() || life.state() != ConnectionLifecycle.OPEN || life.isInputShut()
-                            || !life.isUpgradeCandidate()) {
-                        // closed, or the input shut down in the kernel: it stays plain
-                        then = null;
-                        life.stayPlain();
-                        return;
-                    }
+                if (writeLock.tryLock()) {
+                    writeLockTaken = true;
                     try {
-                        tcp.configureBlocking(false);
-                    } catch (IOException e) {
-                        then = null;
-                        life.stayPlain();
-                        return;
+                        then = convertLocked();
+                    } finally {
+                        writeLock.unlock();
                     }
-                    life.converted();
                 }
             } finally {
-                writeLock.unlock();
+                readLock.unlock();
+                if (then != null) {
+                    then.run();
+                }
             }
-        } finally {
-            readLock.unlock();
-            if (then != null) {
-                then.run();
+            if (writeLockTaken || writeLock.isLocked()) {
+                return;
             }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Makes the socket non-blocking for the upgrade (under both locks): what runs next, or null. */
+    private Runnable convertLocked() {
+        synchronized (blockingLock()) {
+            Runnable then = afterConversion;
+            afterConversion = null;
+            if (then == null || life.isUpgradable()) {
+                return null;
+            }
+            if (!isOpen() || life.state() != ConnectionLifecycle.OPEN || life.isInputShut()
+                    || !life.isUpgradeCandidate()) {
+                // closed, or the input shut down in the kernel: it stays plain
+                life.stayPlain();
+                return null;
+            }
+            try {
+                tcp.configureBlocking(false);
+            } catch (IOException e) {
+                life.stayPlain();
+                return null;
+            }
+            life.converted();
+            return then;
         }
     }
 
@@ -366,7 +384,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             // a close while we held the write lock left its last step to whoever holds it,
             // as it does to a writer: without this the connection stayed CLOSING and the peer
             // never read its end-of-stream
-            finishCloseIfClosing();
+            afterUnlock();
         }
     }
 
@@ -467,7 +485,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         } finally {
             readLock.unlock();
-            finishCloseIfClosing();
+            afterUnlock();
         }
     }
 
@@ -631,7 +649,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             life.shutdownOutput();
         } finally {
             writeLock.unlock();
-            finishCloseIfClosing();
+            afterUnlock();
         }
         return this;
     }
@@ -669,7 +687,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             readOne[0] = null;
             readLock.unlock();
-            finishCloseIfClosing();
+            afterUnlock();
         }
     }
 
@@ -684,7 +702,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             return implRead(dsts, offset, length, 0);
         } finally {
             readLock.unlock();
-            finishCloseIfClosing();
+            afterUnlock();
         }
     }
 
@@ -697,7 +715,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             readOne[0] = null;
             readLock.unlock();
-            finishCloseIfClosing();
+            afterUnlock();
         }
     }
 
@@ -826,7 +844,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             writeOne[0] = null;
             writeLock.unlock();
-            finishCloseIfClosing();
+            afterUnlock();
         }
     }
 
@@ -841,7 +859,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             return implWrite(srcs, offset, length);
         } finally {
             writeLock.unlock();
-            finishCloseIfClosing();
+            afterUnlock();
         }
     }
 
@@ -1082,10 +1100,21 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     }
 
     /**
-     * Called by every holder of the read or write lock after it released it: a close that
-     * found the lock taken left its last step to the holder (not only readers and writers:
-     * shutdownOutput, finishConnect and the rendezvous thread's idle output switch too).
+     * Called by every holder of the read or write lock after it released it: a close, or the
+     * upgrade's conversion, that found the lock taken left its step to the holder (not only
+     * readers and writers: shutdownOutput, finishConnect and the rendezvous thread's idle output
+     * switch too). Without the conversion here, a session that came while a thread was inside
+     * (a write, a shutdownOutput) waited for the next read or write, and a channel that stayed
+     * idle after it never moved: its peer's output stayed raw for good.
      */
+    private void afterUnlock() {
+        if (afterConversion != null) {
+            tryConvert();
+        }
+        finishCloseIfClosing();
+    }
+
+    /** A close that found a lock taken: its holder finishes it. */
     private void finishCloseIfClosing() {
         if (life.state() == ConnectionLifecycle.CLOSING) {
             tryFinishClose();

@@ -66,7 +66,6 @@ class AbruptCloseMemoryTest {
         HadronioProvider provider = UpgradedPairs.upgradingAtOnce();
         int baseline = quiet();
         ByteBuffer message = ByteBuffer.allocateDirect(256 * 1024);
-        int moved = 0;
         try (ServerSocketChannel server = provider.openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             for (int i = 0; i < 10; i++) {
@@ -75,20 +74,15 @@ class AbruptCloseMemoryTest {
                     SocketChannel accepted = server.accept();
                     accepted.shutdownOutput();
                     client.configureBlocking(false);
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                    while (ChannelInternals.lifeOf(client).outputRaw() && System.nanoTime() - deadline < 0) {
+                    // the session may come while shutdownOutput holds the accepted side's write lock: its
+                    // conversion then happens as that call leaves (a miss of a clean-clone run, fixed)
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (ChannelInternals.lifeOf(client).outputRaw()) {
+                        assertTrue(System.nanoTime() - deadline < 0, "connection " + i + ": the client's output never moved: client "
+                                + ChannelInternals.lifeOf(client) + ", accepted " + ChannelInternals.lifeOf(accepted));
                         client.write(message.clear());
                         Thread.sleep(1);
                     }
-                    if (ChannelInternals.lifeOf(client).outputRaw()) {
-                        // not this test's case: a connection that stays plain (once in a clean-clone run the
-                        // client's output did not move in 30 s, cause not found yet: README, "Status")
-                        System.err.println("AbruptCloseMemoryTest: connection " + i + " did not move in 10 s: client "
-                                + ChannelInternals.lifeOf(client) + ", accepted " + ChannelInternals.lifeOf(accepted));
-                        accepted.close();
-                        continue;
-                    }
-                    moved++;
                     // over UCX until held back: its last messages are in flight, unread
                     for (int k = 0; k < 512 && client.write(message.clear()) > 0; k++) {
                         // next
@@ -107,7 +101,6 @@ class AbruptCloseMemoryTest {
                 }
             }
         }
-        assertTrue(moved >= 5, "only " + moved + " of 10 connections moved to UCX (see the log)");
         settle(baseline);
         assertEquals(0, Connection.memoryRetained(), "connections whose memory is kept for requests in flight");
         assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
