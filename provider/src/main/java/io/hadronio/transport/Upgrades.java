@@ -69,13 +69,24 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         UpgradeSession s;
         synchronized (this) {
             purge();
-            s = sessions.remove(k);
+            UpgradeSession parked = sessions.remove(k);
+            // an ended one is a session of an earlier connection from the same port, not purged yet
+            s = parked != null && parked.isEnded() ? null : parked;
             if (s == null || !matches(s.clientAddress(), client.getAddress())) {
                 if (s != null) {
                     sessions.put(k, s);
                 }
                 LocalRendezvous.Hold hold = runtime.peers().rendezvous().hold(serverPort);
-                accepted.put(k, new Accepted(life, client.getAddress(), System.nanoTime() + expiryNanos, hold));
+                Accepted earlier = accepted.put(k, new Accepted(life, client.getAddress(),
+                        System.nanoTime() + expiryNanos, hold));
+                if (earlier != null) {
+                    // an earlier connection from the same port (closed, or from another local
+                    // address) loses its place: its hold goes with it, or the name stays held
+                    earlier.life.upgradeOff();
+                    if (earlier.hold != null) {
+                        runtime.peers().rendezvous().release(earlier.hold);
+                    }
+                }
                 return;
             }
         }
