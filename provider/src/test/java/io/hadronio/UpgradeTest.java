@@ -781,6 +781,71 @@ class UpgradeTest {
         }
     }
 
+    /**
+     * A client's new connection comes from the port of an earlier one that its client reset while
+     * the server's application had not read from it (the server's lifecycle still says open), and
+     * the new connection's upgrade session reaches the server before the application accepts it.
+     * The session is the new connection's: attached to the reset one, the new connection's bytes
+     * after its switch came out of the old channel.
+     */
+    @Test
+    void shouldNotGiveANewConnectionsSessionToAResetOneFromTheSamePort() throws Exception {
+        // a provider of its own: the parked sessions counted here are this test's
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        p.setProperty("hadronio.upgrade.delay", "0");
+        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
+        try (ServerSocketChannel server = provider.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0))) {
+            // the earlier connection: a JDK client (it never upgrades), reset once accepted
+            SocketChannel old = jdk.openSocketChannel();
+            old.setOption(java.net.StandardSocketOptions.SO_REUSEADDR, true);
+            old.bind(new InetSocketAddress(LOOPBACK, 0));
+            int port = ((InetSocketAddress) old.getLocalAddress()).getPort();
+            old.connect(server.getLocalAddress());
+            try (SocketChannel oldAccepted = server.accept()) {
+                old.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
+                old.close();
+                // the new connection from that port upgrades at once (no delay), unaccepted yet
+                try (SocketChannel client = provider.openSocketChannel()) {
+                    client.setOption(java.net.StandardSocketOptions.SO_REUSEADDR, true);
+                    client.bind(new InetSocketAddress(LOOPBACK, port));
+                    client.connect(server.getLocalAddress());
+                    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (ChannelInternals.parkedUpgradeSessions(oldAccepted) == 0
+                            && !ChannelInternals.lifeOf(oldAccepted).isUpgradable() && System.nanoTime() < until) {
+                        Thread.sleep(1);
+                    }
+                    assertTrue(!ChannelInternals.lifeOf(oldAccepted).isUpgradable(),
+                            "the reset connection took the new one's session: " + ChannelInternals.lifeOf(oldAccepted));
+                    assertEquals(1, ChannelInternals.parkedUpgradeSessions(oldAccepted), "the session waits for its connection");
+                    try (SocketChannel accepted = server.accept()) {
+                        ByteBuffer out = ByteBuffer.allocate(8);
+                        ByteBuffer in = ByteBuffer.allocate(8);
+                        for (long i = 0; i < 10_000; i++) {
+                            for (SocketChannel[] pair : new SocketChannel[][] {{client, accepted}, {accepted, client}}) {
+                                out.clear().putLong(0, i);
+                                while (out.hasRemaining()) {
+                                    pair[0].write(out);
+                                }
+                                in.clear();
+                                while (in.hasRemaining()) {
+                                    assertTrue(pair[1].read(in) >= 0, "end-of-stream at message " + i);
+                                }
+                                assertEquals(i, in.getLong(0), "message " + i);
+                            }
+                            if (transport(client).startsWith("ucx:") && transport(accepted).startsWith("ucx:")) {
+                                break;
+                            }
+                            Thread.sleep(1);
+                        }
+                        assertTrue(transport(client).startsWith("ucx:") && transport(accepted).startsWith("ucx:"),
+                                "the new connection moved to UCX: " + transport(client) + " / " + transport(accepted));
+                    }
+                }
+            }
+        }
+    }
+
     /** The thread sleeps in the kernel socket's own blocking write. */
     static boolean inKernelWrite(Thread t) {
         if (t == null) {

@@ -100,6 +100,18 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         synchronized (this) {
             purge();
             a = accepted.remove(k);
+            if (a != null && matches(session.clientAddress(), a.client) && a.life.state() == ConnectionLifecycle.OPEN
+                    && resetByPeer(a.life)) {
+                // an earlier connection from the same port that its client reset (its process died,
+                // or it closed abortively) and the application has not read since: the port is free
+                // again, and this session may be of a new connection from it, which waits in the
+                // backlog. Attached here, the new connection's bytes would come out of the old one.
+                a.life.upgradeOff();
+                if (a.hold != null) {
+                    runtime.peers().rendezvous().release(a.hold);
+                }
+                a = null;
+            }
             if (a == null || !matches(session.clientAddress(), a.client)
                     || a.life.state() != ConnectionLifecycle.OPEN) {
                 // its connection waits in the backlog, or was not accepted yet: the session waits (parked)
@@ -115,6 +127,23 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         }
         Upgrade upgrade = a.life.upgrade();
         a.life.convertThen(() -> session.attach(upgrade));
+    }
+
+    /**
+     * The accepted connection's kernel socket was reset by its client (or closed both ways): what
+     * an open lifecycle whose application has not read since cannot know yet.
+     */
+    private static boolean resetByPeer(ConnectionLifecycle life) {
+        int fd = io.hadronio.platform.PlatformChannels.fd(life.tcp());
+        if (fd < 0) {
+            return true;
+        }
+        try {
+            short revents = io.hadronio.platform.PollSet.pollOne(fd, io.hadronio.platform.PollSet.POLLIN, 0);
+            return (revents & (io.hadronio.platform.PollSet.POLLERR | io.hadronio.platform.PollSet.POLLHUP)) != 0;
+        } catch (java.io.IOException e) {
+            return true;
+        }
     }
 
     /** A registration names the client's bound address, or the wildcard (null) for any. */

@@ -20,4 +20,16 @@ public final class ChannelInternals {
         f.setAccessible(true);
         return f.get(channel) != null;
     }
+
+    /** Upgrade sessions the channel's provider holds parked, waiting for their connection to be accepted. */
+    public static int parkedUpgradeSessions(SocketChannel channel) throws ReflectiveOperationException {
+        Field r = channel.getClass().getDeclaredField("runtime");
+        r.setAccessible(true);
+        Upgrades upgrades = ((UcxRuntime) r.get(channel)).upgrades();
+        Field f = Upgrades.class.getDeclaredField("sessions");
+        f.setAccessible(true);
+        synchronized (upgrades) {
+            return ((java.util.Map<?, ?>) f.get(upgrades)).size();
+        }
+    }
 }
