@@ -2,6 +2,9 @@ package io.hadronio.transport;
 
 import io.hadronio.connection.LocalRendezvous;
 import io.hadronio.connection.UpgradeSession;
+import io.hadronio.platform.PlatformChannels;
+import io.hadronio.platform.PollSet;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.HashMap;
@@ -82,10 +85,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 if (earlier != null) {
                     // an earlier connection from the same port (closed, or from another local
                     // address) loses its place: its hold goes with it, or the name stays held
-                    earlier.life.upgradeOff();
-                    if (earlier.hold != null) {
-                        runtime.peers().rendezvous().release(earlier.hold);
-                    }
+                    drop(earlier);
                 }
                 return;
             }
@@ -106,10 +106,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 // or it closed abortively) and the application has not read since: the port is free
                 // again, and this session may be of a new connection from it, which waits in the
                 // backlog. Attached here, the new connection's bytes would come out of the old one.
-                a.life.upgradeOff();
-                if (a.hold != null) {
-                    runtime.peers().rendezvous().release(a.hold);
-                }
+                drop(a);
                 a = null;
             }
             if (a == null || !matches(session.clientAddress(), a.client)
@@ -134,21 +131,28 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
      * an open lifecycle whose application has not read since cannot know yet.
      */
     private static boolean resetByPeer(ConnectionLifecycle life) {
-        int fd = io.hadronio.platform.PlatformChannels.fd(life.tcp());
+        int fd = PlatformChannels.fd(life.tcp());
         if (fd < 0) {
             return true;
         }
         try {
-            short revents = io.hadronio.platform.PollSet.pollOne(fd, io.hadronio.platform.PollSet.POLLIN, 0);
-            return (revents & (io.hadronio.platform.PollSet.POLLERR | io.hadronio.platform.PollSet.POLLHUP)) != 0;
-        } catch (java.io.IOException e) {
+            return (PollSet.pollOne(fd, PollSet.POLLIN, 0) & (PollSet.POLLERR | PollSet.POLLHUP)) != 0;
+        } catch (IOException e) {
             return true;
         }
     }
 
     /** A registration names the client's bound address, or the wildcard (null) for any. */
     private static boolean matches(InetAddress registered, InetAddress actual) {
-        return registered == null || registered.equals(io.hadronio.connection.LocalRendezvous.normalized(actual));
+        return registered == null || registered.equals(LocalRendezvous.normalized(actual));
+    }
+
+    /** An accepted connection that no session will meet: it stays plain, and lets go of the listener's name. */
+    private void drop(Accepted a) {
+        a.life.upgradeOff();
+        if (a.hold != null) {
+            runtime.peers().rendezvous().release(a.hold);
+        }
     }
 
     /** Drops entries whose other half never came (under this). */
@@ -162,10 +166,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
             Accepted a = it.next();
             if (now - a.deadline > 0 || a.life.state() != ConnectionLifecycle.OPEN) {
                 it.remove();
-                a.life.upgradeOff();
-                if (a.hold != null) {
-                    runtime.peers().rendezvous().release(a.hold);
-                }
+                drop(a);
             }
         }
         // parked sessions expire at the rendezvous by themselves; forget the ones that did
