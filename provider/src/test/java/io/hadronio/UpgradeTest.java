@@ -848,24 +848,21 @@ class UpgradeTest {
 
     /** The thread sleeps in the kernel socket's own blocking write. */
     static boolean inKernelWrite(Thread t) {
-        if (t == null) {
-            return false;
-        }
-        for (StackTraceElement e : t.getStackTrace()) {
-            if (e.getClassName().equals("sun.nio.ch.SocketDispatcher") && e.getMethodName().startsWith("write")) {
-                return true;
-            }
-        }
-        return false;
+        return inKernel(t, "write");
     }
 
     /** The thread sleeps in the kernel socket's own blocking read, as a plain connection's reader does. */
     static boolean inKernelRead(Thread t) {
+        return inKernel(t, "read");
+    }
+
+    /** The thread is inside the JDK's socket dispatcher's {@code read*} or {@code write*} (a blocking system call). */
+    private static boolean inKernel(Thread t, String call) {
         if (t == null) {
             return false;
         }
         for (StackTraceElement e : t.getStackTrace()) {
-            if (e.getClassName().equals("sun.nio.ch.SocketDispatcher") && e.getMethodName().startsWith("read")) {
+            if (e.getClassName().equals("sun.nio.ch.SocketDispatcher") && e.getMethodName().startsWith(call)) {
                 return true;
             }
         }
