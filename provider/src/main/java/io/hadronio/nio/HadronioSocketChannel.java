@@ -23,6 +23,8 @@ import java.nio.channels.spi.SelectorProvider;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * A {@link SocketChannel} whose bytes travel over UCX when its peer runs hadroNIO, and
@@ -306,41 +308,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
     }
 
-    /**
-     * Converts once no other thread holds the read or write lock. Like {@link #tryFinishClose},
-     * one that fails on a lock leaves the conversion to its holder, which tries again after it
-     * released it ({@link #afterUnlock}); and one that held the read lock and failed on the write
-     * lock tries again once it released the read lock, unless the write lock is still held: the
-     * write lock's holder may have left meanwhile and failed on our read lock.
-     */
+    /** Converts once no other thread holds the read or write lock ({@link #underBothLocks}). */
     private void tryConvert() {
-        while (afterConversion != null) {
-            // reentrant: a reader (writer) that holds its own lock only needs the other one
-            if (!readLock.tryLock()) {
-                return; // its holder converts after it released it
-            }
-            Runnable then = null;
-            boolean writeLockTaken = false;
-            try {
-                if (writeLock.tryLock()) {
-                    writeLockTaken = true;
-                    try {
-                        then = convertLocked();
-                    } finally {
-                        writeLock.unlock();
-                    }
-                }
-            } finally {
-                readLock.unlock();
-                if (then != null) {
-                    then.run();
-                }
-            }
-            if (writeLockTaken || writeLock.isLocked()) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
+        underBothLocks(conversionWanted, convert);
     }
 
     /** Makes the socket non-blocking for the upgrade (under both locks): what runs next, or null. */
@@ -1108,7 +1078,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * idle after it never moved: its peer's output stayed raw for good.
      */
     private void afterUnlock() {
-        if (afterConversion != null) {
+        if (conversionWanted()) {
             tryConvert();
         }
         finishCloseIfClosing();
@@ -1116,42 +1086,77 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     /** A close that found a lock taken: its holder finishes it. */
     private void finishCloseIfClosing() {
-        if (life.state() == ConnectionLifecycle.CLOSING) {
+        if (isClosing()) {
             tryFinishClose();
         }
     }
 
     /**
      * Finishes a close once no read or write is in progress: the control thread then
-     * waits for posted sends, announces FIN and CLOSE, and frees the connection. Two threads
-     * can each fail on the lock the other holds: a closer that took the read lock and found the
-     * write lock held, and the write lock's holder, which released it and then found our read
-     * lock held. So one that failed on the write lock tries again once it released the read lock,
-     * unless the write lock is still held (its holder then finishes). Without that retry, a close
-     * that met the rendezvous thread's idle output switch stayed CLOSING for good: its receives
-     * posted, the peer's writes held back for ever (AbruptCloseAcrossJvmsTest, about one run in 150).
+     * waits for posted sends, announces FIN and CLOSE, and frees the connection. Without the
+     * retry of {@link #underBothLocks}, a close that met the rendezvous thread's idle output
+     * switch stayed CLOSING for good: its receives posted, the peer's writes held back for ever
+     * (AbruptCloseAcrossJvmsTest, about one run in 150).
      */
     private void tryFinishClose() {
-        while (life.state() == ConnectionLifecycle.CLOSING) {
+        underBothLocks(closing, finishClose);
+    }
+
+    // the steps underBothLocks runs, and while it tries: no lambda made per call
+    private final BooleanSupplier closing = this::isClosing;
+    private final Supplier<Runnable> finishClose = this::finishCloseLocked;
+    private final BooleanSupplier conversionWanted = this::conversionWanted;
+    private final Supplier<Runnable> convert = this::convertLocked;
+
+    private boolean isClosing() {
+        return life.state() == ConnectionLifecycle.CLOSING;
+    }
+
+    /** The close's last step (under both locks); nothing runs after it. */
+    private Runnable finishCloseLocked() {
+        if (isClosing()) {
+            life.lastOut(lingerZero());
+        }
+        return null;
+    }
+
+    private boolean conversionWanted() {
+        return afterConversion != null;
+    }
+
+    /**
+     * Runs {@code step} under both the read and the write lock, while {@code wanted}, once no
+     * other thread holds either (reentrant: a reader or writer inside needs only the other), and
+     * then what {@code step} returned, with the locks released. One that fails on a lock leaves
+     * the step to its holder, which runs it after it released the lock ({@link #afterUnlock}).
+     * Two threads can each fail on the lock the other holds: one that took the read lock and
+     * found the write lock held, and the write lock's holder, which released it and then found
+     * the read lock held. So one that failed on the write lock tries again once it released the
+     * read lock, unless the write lock is still held (its holder then runs the step).
+     */
+    private void underBothLocks(BooleanSupplier wanted, Supplier<Runnable> step) {
+        while (wanted.getAsBoolean()) {
             if (!readLock.tryLock()) {
-                return; // its holder finishes after it released it
+                return; // its holder runs the step after it released it
             }
-            boolean finished = false;
+            boolean ran = false;
+            Runnable then = null;
             try {
                 if (writeLock.tryLock()) {
-                    finished = true;
+                    ran = true;
                     try {
-                        if (life.state() == ConnectionLifecycle.CLOSING) {
-                            life.lastOut(lingerZero());
-                        }
+                        then = step.get();
                     } finally {
                         writeLock.unlock();
                     }
                 }
             } finally {
                 readLock.unlock();
+                if (then != null) {
+                    then.run();
+                }
             }
-            if (finished || writeLock.isLocked()) {
+            if (ran || writeLock.isLocked()) {
                 return;
             }
             Thread.onSpinWait();

@@ -100,12 +100,12 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         synchronized (this) {
             purge();
             a = accepted.remove(k);
-            if (a != null && matches(session.clientAddress(), a.client) && a.life.state() == ConnectionLifecycle.OPEN
-                    && resetByPeer(a.life)) {
+            if (a != null && resetByPeer(a.life)) {
                 // an earlier connection from the same port that its client reset (its process died,
                 // or it closed abortively) and the application has not read since: the port is free
                 // again, and this session may be of a new connection from it, which waits in the
                 // backlog. Attached here, the new connection's bytes would come out of the old one.
+                // (A reset connection never upgrades, whichever session this is: it goes.)
                 drop(a);
                 a = null;
             }
