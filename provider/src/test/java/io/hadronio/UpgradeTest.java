@@ -153,10 +153,7 @@ class UpgradeTest {
      */
     @Test
     void shouldCarryBytesAtOnceAndMoveToUcxMidStream() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
-        p.setProperty("hadronio.upgrade.delay", "50000");
-        HadronioProvider delayed = new HadronioProvider(HadronioConfig.from(p));
+        HadronioProvider delayed = upgradingAfter(50_000);
         try (ServerSocketChannel server = delayed.openServerSocketChannel()) {
             server.bind(new InetSocketAddress(LOOPBACK, 0));
             try (SocketChannel client = delayed.openSocketChannel()) {
@@ -593,12 +590,9 @@ class UpgradeTest {
      */
     @Test
     void shouldAnswerALargeMessageSentFromUcxToARawInput() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
         // the upgrade begins at the client's second write, however soon it comes
-        p.setProperty("hadronio.upgrade.delay", "1");
-        HadronioProvider serverSide = new HadronioProvider(HadronioConfig.from(p));
-        HadronioProvider clientSide = new HadronioProvider(HadronioConfig.from(p));
+        HadronioProvider serverSide = upgradingAfter(1);
+        HadronioProvider clientSide = upgradingAfter(1);
         try (ServerSocketChannel server = serverSide.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0));
              SocketChannel client = clientSide.openSocketChannel()) {
             client.connect(server.getLocalAddress());
@@ -629,16 +623,7 @@ class UpgradeTest {
                 // the second write starts the upgrade and stays inside until the server reads on
                 byte[] bulk = new byte[64 << 20];
                 new Random(31).nextBytes(bulk);
-                CompletableFuture<Void> bulkWrite = CompletableFuture.runAsync(() -> {
-                    try {
-                        ByteBuffer b = ByteBuffer.wrap(bulk);
-                        while (b.hasRemaining()) {
-                            client.write(b);
-                        }
-                    } catch (IOException e) {
-                        throw new RuntimeException(e);
-                    }
-                }, THREADS);
+                CompletableFuture<Void> bulkWrite = writeAll(client, bulk, new AtomicReference<>());
                 assertEquals(1, asleep.get(30, TimeUnit.SECONDS));
                 io.hadronio.transport.ConnectionLifecycle clientLife = ChannelInternals.lifeOf(client);
                 until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -725,11 +710,8 @@ class UpgradeTest {
      */
     @Test
     void shouldMoveOnceTheThreadInsideAtTheSessionLeavesAndTheChannelStaysIdle() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
         // the upgrade begins at the client's second write, not at its connect
-        p.setProperty("hadronio.upgrade.delay", "1");
-        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
+        HadronioProvider provider = upgradingAfter(1);
         try (ServerSocketChannel server = provider.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0));
              SocketChannel client = provider.openSocketChannel()) {
             client.connect(server.getLocalAddress());
@@ -737,17 +719,7 @@ class UpgradeTest {
                 byte[] bulk = new byte[32 << 20];
                 new Random(41).nextBytes(bulk);
                 AtomicReference<Thread> writer = new AtomicReference<>();
-                CompletableFuture<Void> serverWrite = CompletableFuture.runAsync(() -> {
-                    writer.set(Thread.currentThread());
-                    try {
-                        ByteBuffer b = ByteBuffer.wrap(bulk);
-                        while (b.hasRemaining()) {
-                            accepted.write(b);
-                        }
-                    } catch (IOException e) {
-                        throw new RuntimeException(e);
-                    }
-                }, THREADS);
+                CompletableFuture<Void> serverWrite = writeAll(accepted, bulk, writer);
                 long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (!inKernelWrite(writer.get()) && System.nanoTime() < until) {
                     Thread.sleep(1);
@@ -791,10 +763,7 @@ class UpgradeTest {
     @Test
     void shouldNotGiveANewConnectionsSessionToAResetOneFromTheSamePort() throws Exception {
         // a provider of its own: the parked sessions counted here are this test's
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
-        p.setProperty("hadronio.upgrade.delay", "0");
-        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
+        HadronioProvider provider = io.hadronio.transport.UpgradedPairs.upgradingAtOnce();
         try (ServerSocketChannel server = provider.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0))) {
             // the earlier connection: a JDK client (it never upgrades), reset once accepted
             SocketChannel old = jdk.openSocketChannel();
@@ -819,31 +788,35 @@ class UpgradeTest {
                             "the reset connection took the new one's session: " + ChannelInternals.lifeOf(oldAccepted));
                     assertEquals(1, ChannelInternals.parkedUpgradeSessions(oldAccepted), "the session waits for its connection");
                     try (SocketChannel accepted = server.accept()) {
-                        ByteBuffer out = ByteBuffer.allocate(8);
-                        ByteBuffer in = ByteBuffer.allocate(8);
-                        for (long i = 0; i < 10_000; i++) {
-                            for (SocketChannel[] pair : new SocketChannel[][] {{client, accepted}, {accepted, client}}) {
-                                out.clear().putLong(0, i);
-                                while (out.hasRemaining()) {
-                                    pair[0].write(out);
-                                }
-                                in.clear();
-                                while (in.hasRemaining()) {
-                                    assertTrue(pair[1].read(in) >= 0, "end-of-stream at message " + i);
-                                }
-                                assertEquals(i, in.getLong(0), "message " + i);
-                            }
-                            if (transport(client).startsWith("ucx:") && transport(accepted).startsWith("ucx:")) {
-                                break;
-                            }
-                            Thread.sleep(1);
-                        }
-                        assertTrue(transport(client).startsWith("ucx:") && transport(accepted).startsWith("ucx:"),
-                                "the new connection moved to UCX: " + transport(client) + " / " + transport(accepted));
+                        // the new connection moves to UCX, its bytes whole and in order
+                        io.hadronio.transport.UpgradedPairs.moveToUcx(client, accepted);
                     }
                 }
             }
         }
+    }
+
+    /** A provider whose local connections open plain and may move to UCX {@code delayMillis} after their connect. */
+    static HadronioProvider upgradingAfter(long delayMillis) {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        p.setProperty("hadronio.upgrade.delay", Long.toString(delayMillis));
+        return new HadronioProvider(HadronioConfig.from(p));
+    }
+
+    /** Writes all of {@code bytes} on a pool thread (blocking), which it names in {@code writer} first. */
+    static CompletableFuture<Void> writeAll(SocketChannel c, byte[] bytes, AtomicReference<Thread> writer) {
+        return CompletableFuture.runAsync(() -> {
+            writer.set(Thread.currentThread());
+            try {
+                ByteBuffer b = ByteBuffer.wrap(bytes);
+                while (b.hasRemaining()) {
+                    c.write(b);
+                }
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, THREADS);
     }
 
     /** The thread sleeps in the kernel socket's own blocking write. */

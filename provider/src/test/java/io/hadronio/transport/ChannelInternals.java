@@ -9,27 +9,25 @@ public final class ChannelInternals {
     }
 
     public static ConnectionLifecycle lifeOf(SocketChannel channel) throws ReflectiveOperationException {
-        Field f = channel.getClass().getDeclaredField("life");
-        f.setAccessible(true);
-        return (ConnectionLifecycle) f.get(channel);
+        return (ConnectionLifecycle) field(channel, "life");
     }
 
     /** The upgrade wants the channel converted and waits for the threads inside it to leave. */
     public static boolean conversionPending(SocketChannel channel) throws ReflectiveOperationException {
-        Field f = channel.getClass().getDeclaredField("afterConversion");
-        f.setAccessible(true);
-        return f.get(channel) != null;
+        return field(channel, "afterConversion") != null;
     }
 
     /** Upgrade sessions the channel's provider holds parked, waiting for their connection to be accepted. */
     public static int parkedUpgradeSessions(SocketChannel channel) throws ReflectiveOperationException {
-        Field r = channel.getClass().getDeclaredField("runtime");
-        r.setAccessible(true);
-        Upgrades upgrades = ((UcxRuntime) r.get(channel)).upgrades();
-        Field f = Upgrades.class.getDeclaredField("sessions");
-        f.setAccessible(true);
+        Upgrades upgrades = ((UcxRuntime) field(channel, "runtime")).upgrades();
         synchronized (upgrades) {
-            return ((java.util.Map<?, ?>) f.get(upgrades)).size();
+            return ((java.util.Map<?, ?>) field(upgrades, "sessions")).size();
         }
+    }
+
+    private static Object field(Object owner, String name) throws ReflectiveOperationException {
+        Field f = owner.getClass().getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(owner);
     }
 }

@@ -1,5 +1,6 @@
 package io.hadronio.transport;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.HadronioConfig;
@@ -11,38 +12,44 @@ import java.nio.channels.SocketChannel;
 import java.util.Properties;
 
 /** Connections that open plain and move to UCX (hadronio.upgrade), for the tests of this package. */
-final class UpgradedPairs {
+public final class UpgradedPairs {
     private UpgradedPairs() {
     }
 
     /** A provider whose connections open plain and may move to UCX at once (no upgrade delay). */
-    static HadronioProvider upgradingAtOnce() {
+    public static HadronioProvider upgradingAtOnce() {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
         p.setProperty("hadronio.upgrade.delay", "0");
         return new HadronioProvider(HadronioConfig.from(p));
     }
 
-    /** Ping-pong (both channels blocking) until both directions carry their bytes over UCX. */
-    static void moveToUcx(SocketChannel client, SocketChannel accepted) throws Exception {
-        ByteBuffer b = ByteBuffer.allocate(8);
-        for (int i = 0; i < 10_000; i++) {
+    /**
+     * Ping-pong of numbered 8-byte messages (both channels blocking) until both directions carry
+     * their bytes over UCX; every message must arrive whole and in order.
+     */
+    public static void moveToUcx(SocketChannel client, SocketChannel accepted) throws Exception {
+        ByteBuffer out = ByteBuffer.allocate(8);
+        ByteBuffer in = ByteBuffer.allocate(8);
+        for (long i = 0; i < 10_000; i++) {
             for (SocketChannel[] pair : new SocketChannel[][] {{client, accepted}, {accepted, client}}) {
-                b.clear();
-                while (b.hasRemaining()) {
-                    pair[0].write(b);
+                out.clear().putLong(0, i);
+                while (out.hasRemaining()) {
+                    pair[0].write(out);
                 }
-                b.clear();
-                while (b.hasRemaining()) {
-                    assertTrue(pair[1].read(b) >= 0);
+                in.clear();
+                while (in.hasRemaining()) {
+                    assertTrue(pair[1].read(in) >= 0, "end-of-stream at message " + i);
                 }
+                assertEquals(i, in.getLong(0), "message " + i);
             }
             if (onUcx(client) && onUcx(accepted)) {
                 return;
             }
             Thread.sleep(1);
         }
-        throw new AssertionError("no move to UCX: " + client.getOption(HadronioSocketOptions.TRANSPORT));
+        throw new AssertionError("no move to UCX: " + client.getOption(HadronioSocketOptions.TRANSPORT)
+                + " / " + accepted.getOption(HadronioSocketOptions.TRANSPORT));
     }
 
     private static boolean onUcx(SocketChannel c) throws IOException {
