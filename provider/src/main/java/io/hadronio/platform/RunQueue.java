@@ -25,10 +25,22 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Reading {@code /proc/loadavg} is a {@code pread(2)} of ~1.5–2.5 µs here, so the answer
  * is shared by all threads and refreshed at most every {@link #REFRESH_NANOS}; one thread
- * reads at a time, the others take the last answer. The figure is machine-wide, so a process
- * pinned to fewer cores than the machine has, with more busy threads than its cores, is not
- * seen as crowded unless the whole machine is. Without {@code /proc/loadavg} it is never
+ * reads at a time, the others take the last answer. Without {@code /proc/loadavg} it is never
  * crowded. Allocation-free.
+ *
+ * <p>The figure is machine-wide, so it only speaks for a process that may run on every online
+ * CPU. A process confined to fewer ({@code taskset}, a cpuset; its affinity mask when this
+ * class loads) is never crowded here: the threads the count adds up may be pinned to other
+ * cores, where our sleeping frees nothing for them, and the waiter's yields already hand its
+ * own core to any thread queued there. Measured (docs/benchmarks/apps.md, 2026-11-29): with
+ * gRPC's server and client each pinned to one core, the other process's spinning event loop
+ * and its executor made the machine look crowded whenever a call was in flight, so each
+ * event loop slept at once and every message needed a wake-up: sequential calls ran at
+ * 2,100-6,800/s with the check and 12,400-16,300/s without it, in the same rounds. The
+ * machine-wide check stays for unconfined processes, where a thread we free a core for can
+ * take it; there the figures did not change. The price: in a confined process
+ * with more busy threads than its cores, a waiter keeps spinning (yielding) for its window
+ * where it would have slept.
  */
 public final class RunQueue {
     /** How old an answer may be before a waiter reads {@code /proc/loadavg} again. */
@@ -38,6 +50,8 @@ public final class RunQueue {
     private static final int O_CLOEXEC = 0x80000;
     private static final int SC_NPROCESSORS_ONLN = 84;
     private static final int BUFFER = 128;
+    // room for 8,192 CPUs (the kernel refuses a mask smaller than its own)
+    private static final int AFFINITY_MASK_BYTES = 1024;
 
     private static final Linker LINKER = Linker.nativeLinker();
     /** {@snippet lang=c : ssize_t pread(int fd, void *buf, size_t count, off_t offset); } */
@@ -48,6 +62,10 @@ public final class RunQueue {
     // the open /proc/loadavg (never closed: one fd for the process's life), -1 without it
     private static final int FD;
     private static final int CPUS;
+    // the CPUs this process may run on (its affinity mask when the class loaded), 0 when unknown
+    private static final int ALLOWED;
+    // ALLOWED < CPUS: the machine-wide count does not speak for us
+    private static final boolean CONFINED;
     // where a read lands; used by the one thread that holds READING
     private static final MemorySegment BUF;
     private static final AtomicBoolean READING = new AtomicBoolean();
@@ -60,6 +78,7 @@ public final class RunQueue {
         BUF = arena.allocate(BUFFER);
         int fd = -1;
         int cpus = 0;
+        int allowed = 0;
         try {
             MethodHandle open = LINKER.downcallHandle(LINKER.defaultLookup().find("open").orElseThrow(),
                     FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT));
@@ -68,11 +87,29 @@ public final class RunQueue {
             MemorySegment path = arena.allocateFrom("/proc/loadavg");
             fd = (int) open.invokeExact(path.address(), O_RDONLY | O_CLOEXEC);
             cpus = (int) (long) sysconf.invokeExact(SC_NPROCESSORS_ONLN);
+            allowed = allowedCpus(arena);
         } catch (Throwable t) {
             fd = -1;
         }
         FD = cpus > 0 ? fd : -1;
         CPUS = cpus;
+        ALLOWED = allowed;
+        CONFINED = allowed > 0 && allowed < cpus;
+    }
+
+    /** The CPUs in this thread's affinity mask ({@code sched_getaffinity(2)}), 0 when it cannot be read. */
+    private static int allowedCpus(Arena arena) throws Throwable {
+        MethodHandle getaffinity = LINKER.downcallHandle(LINKER.defaultLookup().find("sched_getaffinity").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+        MemorySegment mask = arena.allocate(AFFINITY_MASK_BYTES);
+        if ((int) getaffinity.invokeExact(0, (long) AFFINITY_MASK_BYTES, mask.address()) != 0) {
+            return 0;
+        }
+        int allowed = 0;
+        for (long i = 0; i < AFFINITY_MASK_BYTES; i += Long.BYTES) {
+            allowed += Long.bitCount(mask.get(JAVA_LONG, i));
+        }
+        return allowed;
     }
 
     private RunQueue() {
@@ -80,10 +117,11 @@ public final class RunQueue {
 
     /**
      * True when, as of at most {@link #REFRESH_NANOS} before {@code now}
-     * ({@link System#nanoTime()}), more threads were runnable than the machine has cores.
+     * ({@link System#nanoTime()}), more threads were runnable than the machine has cores;
+     * always false in a {@link #confined()} process.
      */
     public static boolean crowded(long now) {
-        if (FD < 0) {
+        if (FD < 0 || CONFINED) {
             return false;
         }
         if (readOnce && now - readAt < REFRESH_NANOS) {
@@ -133,5 +171,15 @@ public final class RunQueue {
     /** The online CPUs the answer is compared with (0 when unknown). */
     public static int cpus() {
         return CPUS;
+    }
+
+    /** The CPUs this process may run on, as its affinity mask said when this class loaded (0 when unknown). */
+    public static int allowedCpus() {
+        return ALLOWED;
+    }
+
+    /** True when this process may run on fewer CPUs than are online: then it is never crowded here. */
+    public static boolean confined() {
+        return CONFINED;
     }
 }
