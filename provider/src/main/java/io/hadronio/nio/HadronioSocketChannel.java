@@ -310,7 +310,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     /** Converts once no other thread holds the read or write lock ({@link #underBothLocks}). */
     private void tryConvert() {
-        underBothLocks(conversionWanted, convert);
+        underBothLocks(whileConversionWanted, convert);
     }
 
     /** Makes the socket non-blocking for the upgrade (under both locks): what runs next, or null. */
@@ -1099,13 +1099,13 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * (AbruptCloseAcrossJvmsTest, about one run in 150).
      */
     private void tryFinishClose() {
-        underBothLocks(closing, finishClose);
+        underBothLocks(whileClosing, finishClose);
     }
 
     // the steps underBothLocks runs, and while it tries: no lambda made per call
-    private final BooleanSupplier closing = this::isClosing;
+    private final BooleanSupplier whileClosing = this::isClosing;
     private final Supplier<Runnable> finishClose = this::finishCloseLocked;
-    private final BooleanSupplier conversionWanted = this::conversionWanted;
+    private final BooleanSupplier whileConversionWanted = this::conversionWanted;
     private final Supplier<Runnable> convert = this::convertLocked;
 
     private boolean isClosing() {

@@ -87,7 +87,7 @@ public final class RunQueue {
             MemorySegment path = arena.allocateFrom("/proc/loadavg");
             fd = (int) open.invokeExact(path.address(), O_RDONLY | O_CLOEXEC);
             cpus = (int) (long) sysconf.invokeExact(SC_NPROCESSORS_ONLN);
-            allowed = allowedCpus(arena);
+            allowed = countAffinityMask(arena);
         } catch (Throwable t) {
             fd = -1;
         }
@@ -98,7 +98,7 @@ public final class RunQueue {
     }
 
     /** The CPUs in this thread's affinity mask ({@code sched_getaffinity(2)}), 0 when it cannot be read. */
-    private static int allowedCpus(Arena arena) throws Throwable {
+    private static int countAffinityMask(Arena arena) throws Throwable {
         MethodHandle getaffinity = LINKER.downcallHandle(LINKER.defaultLookup().find("sched_getaffinity").orElseThrow(),
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
         MemorySegment mask = arena.allocate(AFFINITY_MASK_BYTES);
