@@ -1,5 +1,6 @@
 package io.hadronio.nio;
 
+import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
@@ -348,31 +349,39 @@ public final class HadronioSelector extends AbstractSelector {
             long spinStart = now;
             long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + spinNanos;
             int pass = 0;
-            while (true) {
-                progressAll();
-                takeQueue();
-                scan(pollFds(pass++ % LISTENER_PASSES == 0));
-                // a wakeup is consumed even when keys end the selection: it was for this one
-                boolean woken = wakeupPending.getAndSet(false);
-                if (readyCount > 0 || woken || Thread.currentThread().isInterrupted()) {
-                    break;
+            boolean compensated = false;
+            try {
+                while (true) {
+                    progressAll();
+                    takeQueue();
+                    scan(pollFds(pass++ % LISTENER_PASSES == 0));
+                    // a wakeup is consumed even when keys end the selection: it was for this one
+                    boolean woken = wakeupPending.getAndSet(false);
+                    if (readyCount > 0 || woken || Thread.currentThread().isInterrupted()) {
+                        break;
+                    }
+                    now = System.nanoTime();
+                    if (now - deadline >= 0) {
+                        break;
+                    }
+                    checkSafetyNet(now);
+                    processDeregisterQueue();
+                    compensated = WorkerGroup.compensateSpin(compensated, spinUntil, spinStart, now);
+                    if (WorkerGroup.spinTurn(spinUntil, spinYields, spinStart, now, compensated)) {
+                        continue;
+                    }
+                    CarrierCompensation.endSpin(compensated);
+                    compensated = false;
+                    int cap = maxSleepMillis;
+                    sleep(deadline == Long.MAX_VALUE ? cap
+                            : (int) Math.max(1, Math.min(cap, (deadline - now + 999_999) / 1_000_000)));
+                    woken = wakeupPending.getAndSet(false);
+                    if (readyCount > 0 || woken) {
+                        break;
+                    }
                 }
-                now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    break;
-                }
-                checkSafetyNet(now);
-                processDeregisterQueue();
-                if (WorkerGroup.spinTurn(spinUntil, spinYields, spinStart, now)) {
-                    continue;
-                }
-                int cap = maxSleepMillis;
-                sleep(deadline == Long.MAX_VALUE ? cap
-                        : (int) Math.max(1, Math.min(cap, (deadline - now + 999_999) / 1_000_000)));
-                woken = wakeupPending.getAndSet(false);
-                if (readyCount > 0 || woken) {
-                    break;
-                }
+            } finally {
+                CarrierCompensation.endSpin(compensated);
             }
         } finally {
             end();

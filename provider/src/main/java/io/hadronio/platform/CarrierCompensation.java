@@ -2,6 +2,9 @@ package io.hadronio.platform;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -18,13 +21,29 @@ import java.lang.invoke.MethodType;
  *
  * <p>On a platform thread both calls do nothing. If {@code Blocker} is out of reach (another
  * JDK), a WARNING says so once and virtual threads pin their carriers as before.
+ *
+ * <p>An adaptive waiter's spin is bracketed the same way ({@link #beginSpin}): a virtual thread
+ * that spins, yielding the core ({@link #yieldCore}), is to the scheduler a carrier in a
+ * blocking call, and the other virtual threads run on the carrier it adds. Without it a virtual
+ * thread could not spin at all (its carrier is what the others need; a JVM pinned to one core
+ * has one), and every message to a virtual-thread selector loop waited for the thread to wake
+ * from {@code poll(2)} on an idle core: JGroups' sequential RPCs ran at 140 us, where they take
+ * 35 us with the spin (docs/benchmarks/apps.md).
  */
 public final class CarrierCompensation {
     private static final Logger LOG = System.getLogger(CarrierCompensation.class.getName());
     private static final String PACKAGE = "jdk.internal.misc";
+    private static final String VM_PACKAGE = "jdk.internal.vm";
     // boolean Blocker.begin(), void Blocker.end(boolean); null when out of reach
     private static final MethodHandle BEGIN;
     private static final MethodHandle END;
+    // static void Continuation.pin(), unpin(); null when out of reach (then no spin is compensated)
+    private static final MethodHandle PIN;
+    private static final MethodHandle UNPIN;
+    // int sched_yield(void)
+    private static final MethodHandle SCHED_YIELD = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("sched_yield").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT));
 
     static {
         MethodHandle begin = null;
@@ -42,6 +61,23 @@ public final class CarrierCompensation {
         }
         BEGIN = begin;
         END = end;
+        MethodHandle pin = null;
+        MethodHandle unpin = null;
+        if (begin != null) {
+            try {
+                JdkInternals.ensureExported(VM_PACKAGE);
+                Class<?> continuation = Class.forName(VM_PACKAGE + ".Continuation");
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                pin = lookup.findStatic(continuation, "pin", MethodType.methodType(void.class));
+                unpin = lookup.findStatic(continuation, "unpin", MethodType.methodType(void.class));
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                LOG.log(Level.WARNING, "virtual threads do not spin in hadroNIO's waits: " + e);
+                pin = null;
+                unpin = null;
+            }
+        }
+        PIN = pin;
+        UNPIN = unpin;
     }
 
     private CarrierCompensation() {
@@ -60,6 +96,59 @@ public final class CarrierCompensation {
             return (boolean) BEGIN.invokeExact();
         } catch (Throwable t) {
             throw new AssertionError("Blocker.begin", t);
+        }
+    }
+
+    /**
+     * Before an adaptive waiter spins on, past its first microseconds: on a virtual thread,
+     * lets the scheduler add a carrier for the time and pins the thread to its own, so that it
+     * can neither unmount while the scheduler counts its carrier as blocked (a lock it waits
+     * for parks the carrier, as a native wait would) nor keep the others from running. Spins
+     * that yield should then yield with {@link #yieldCore}.
+     *
+     * @return what {@link #endSpin} needs: false on a platform thread, in a nested bracket, or
+     *         when the JDK's internals are out of reach - then a virtual thread must not spin on
+     */
+    public static boolean beginSpin() {
+        if (PIN == null || !Thread.currentThread().isVirtual()) {
+            return false;
+        }
+        try {
+            PIN.invokeExact();
+            boolean attempted = (boolean) BEGIN.invokeExact();
+            if (!attempted) {
+                UNPIN.invokeExact();
+            }
+            return attempted;
+        } catch (Throwable t) {
+            throw new AssertionError("Blocker.begin", t);
+        }
+    }
+
+    /** After the spin that {@link #beginSpin} preceded, before the waiter sleeps or returns. */
+    public static void endSpin(boolean attempted) {
+        if (!attempted) {
+            return;
+        }
+        try {
+            END.invokeExact(attempted);
+            UNPIN.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError("Blocker.end", t);
+        }
+    }
+
+    /**
+     * Gives the core to any thread queued for it ({@code sched_yield(2)}), also on a virtual
+     * thread, where {@link Thread#yield()} would hand the carrier to another virtual thread
+     * instead - wrong for a spin that {@link #beginSpin} made a blocking call: the other
+     * virtual threads run on the added carrier, and that one needs the core.
+     */
+    public static void yieldCore() {
+        try {
+            int ignored = (int) SCHED_YIELD.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError("sched_yield", t);
         }
     }
 

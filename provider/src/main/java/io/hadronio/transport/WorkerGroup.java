@@ -342,21 +342,44 @@ public final class WorkerGroup implements AutoCloseable {
     boolean await(Readiness waiter, int op, long deadline) throws IOException {
         long start = System.nanoTime();
         long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + spinNanos;
-        while (true) {
-            if (progressAndCheck(waiter, op)) {
-                return true;
+        boolean compensated = false;
+        try {
+            while (true) {
+                if (progressAndCheck(waiter, op)) {
+                    return true;
+                }
+                long now = System.nanoTime();
+                if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
+                    return false;
+                }
+                compensated = compensateSpin(compensated, spinUntil, start, now);
+                if (spinTurn(spinUntil, spinYields, start, now, compensated)) {
+                    continue;
+                }
+                CarrierCompensation.endSpin(compensated);
+                compensated = false;
+                if (sleep(waiter, op, deadline, now)) {
+                    return true;
+                }
             }
-            long now = System.nanoTime();
-            if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
-                return false;
-            }
-            if (spinTurn(spinUntil, spinYields, start, now)) {
-                continue;
-            }
-            if (sleep(waiter, op, deadline, now)) {
-                return true;
-            }
+        } finally {
+            CarrierCompensation.endSpin(compensated);
         }
+    }
+
+    /**
+     * Whether an adaptive waiter's spin goes on as a blocking call ({@link CarrierCompensation#beginSpin}),
+     * given whether it does already: on a virtual thread, from the moment it has spun
+     * {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} while its window lasts. Its caller ends the bracket
+     * ({@link CarrierCompensation#endSpin}) before it sleeps (the sleep may park, which a thread in
+     * the bracket must not) and when it stops waiting. Always false on a platform thread.
+     */
+    public static boolean compensateSpin(boolean compensated, long spinUntil, long start, long now) {
+        if (compensated || now - start < SPIN_BEFORE_CROWD_CHECK_NANOS
+                || spinUntil != Long.MAX_VALUE && now - spinUntil >= 0) {
+            return compensated;
+        }
+        return CarrierCompensation.beginSpin();
     }
 
     /**
@@ -366,20 +389,21 @@ public final class WorkerGroup implements AutoCloseable {
      * polling) is over, or it has spun {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} and either the
      * machine is crowded (its spinning would be taken from threads that wait for a core; an
      * answer within that time, a ping-pong's, never pays for the question) or it is a virtual
-     * thread. A virtual thread spins on its carrier, which the other virtual threads of its
-     * scheduler need (a JVM pinned to one core has one), and whose wait the run queue does not
-     * show: JGroups, whose selector loop and handlers are virtual threads, made 5,400-5,600
-     * sequential RPCs/s spinning 100 us and 6,800 not spinning (single runs; the JDK's 6,600).
+     * thread whose spin is not {@code compensated} ({@link #compensateSpin}). Such a thread would
+     * spin on its carrier, which the other virtual threads of its scheduler need (a JVM pinned to
+     * one core has one): JGroups, whose selector loop and handlers are virtual threads, made
+     * 5,400-5,600 sequential RPCs/s spinning so and 6,800 not spinning (single runs; the JDK's
+     * 6,600); compensated, 17,000 (docs/benchmarks/apps.md).
      *
      * @param start when the waiter started to spin, {@code now} the time of this look
      */
-    public static boolean spinTurn(long spinUntil, boolean yields, long start, long now) {
+    public static boolean spinTurn(long spinUntil, boolean yields, long start, long now, boolean compensated) {
         if (spinUntil != Long.MAX_VALUE
                 && (now - spinUntil >= 0 || now - start >= SPIN_BEFORE_CROWD_CHECK_NANOS
-                    && (Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)))) {
+                    && (!compensated && Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)))) {
             return false;
         }
-        pause(yields, now - start);
+        pause(yields, now - start, compensated);
         return true;
     }
 
@@ -394,11 +418,17 @@ public final class WorkerGroup implements AutoCloseable {
      * running task finish its slice before a woken one) - sequential JGroups RPCs at 0.48x the
      * JDK's spinning, 0.94x yielding; Jetty's sequential requests 0.74x and 1.58x
      * (docs/benchmarks/apps.md). A yield costs a system call (~0.3 us here) when nobody waits,
-     * and a ping-pong's answer usually comes before the first one.
+     * and a ping-pong's answer usually comes before the first one. A virtual thread whose spin
+     * is {@code compensated} yields the core itself ({@link CarrierCompensation#yieldCore}):
+     * {@code Thread.yield()} would hand over only its carrier.
      */
-    private static void pause(boolean yields, long spun) {
+    private static void pause(boolean yields, long spun, boolean compensated) {
         if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
-            Thread.yield();
+            if (compensated) {
+                CarrierCompensation.yieldCore();
+            } else {
+                Thread.yield();
+            }
         } else {
             Thread.onSpinWait();
         }
