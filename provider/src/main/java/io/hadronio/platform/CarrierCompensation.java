@@ -40,6 +40,11 @@ public final class CarrierCompensation {
     // static void Continuation.pin(), unpin(); null when out of reach (then no spin is compensated)
     private static final MethodHandle PIN;
     private static final MethodHandle UNPIN;
+    // virtual threads in a beginSpin bracket, and how many may be: each holds a carrier the
+    // scheduler added, and more spinning threads than cores only take turns on them (the rest
+    // sleep at once, as every virtual thread did before spins were bracketed)
+    private static final java.util.concurrent.atomic.AtomicInteger SPINNING = new java.util.concurrent.atomic.AtomicInteger();
+    private static final int MAX_SPINNING = Runtime.getRuntime().availableProcessors();
     // int sched_yield(void)
     private static final MethodHandle SCHED_YIELD = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("sched_yield").orElseThrow(),
@@ -106,23 +111,38 @@ public final class CarrierCompensation {
      * for parks the carrier, as a native wait would) nor keep the others from running. Spins
      * that yield should then yield with {@link #yieldCore}.
      *
-     * @return what {@link #endSpin} needs: false on a platform thread, in a nested bracket, or
-     *         when the JDK's internals are out of reach - then a virtual thread must not spin on
+     * @return what {@link #endSpin} needs: false on a platform thread, in a nested bracket, when
+     *         as many virtual threads as the process has cores spin already, or when the JDK's
+     *         internals are out of reach - then a virtual thread must not spin on
      */
     public static boolean beginSpin() {
         if (PIN == null || !Thread.currentThread().isVirtual()) {
             return false;
         }
+        if (SPINNING.incrementAndGet() > MAX_SPINNING) {
+            SPINNING.decrementAndGet();
+            return false;
+        }
+        boolean attempted = false;
         try {
             PIN.invokeExact();
-            boolean attempted = (boolean) BEGIN.invokeExact();
+            attempted = (boolean) BEGIN.invokeExact();
             if (!attempted) {
                 UNPIN.invokeExact();
             }
             return attempted;
         } catch (Throwable t) {
             throw new AssertionError("Blocker.begin", t);
+        } finally {
+            if (!attempted) {
+                SPINNING.decrementAndGet();
+            }
         }
+    }
+
+    /** How many virtual threads spin in a {@link #beginSpin} bracket now (for tests and monitoring). */
+    public static int spinningVirtualThreads() {
+        return SPINNING.get();
     }
 
     /** After the spin that {@link #beginSpin} preceded, before the waiter sleeps or returns. */
@@ -135,6 +155,8 @@ public final class CarrierCompensation {
             UNPIN.invokeExact();
         } catch (Throwable t) {
             throw new AssertionError("Blocker.end", t);
+        } finally {
+            SPINNING.decrementAndGet();
         }
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.HadronioConfig;
 import io.hadronio.HadronioProvider;
+import io.hadronio.platform.CarrierCompensation;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -31,14 +32,17 @@ import org.junit.jupiter.api.Timeout;
  * it: every message to a virtual-thread selector loop (JGroups') waited for it to wake from
  * {@code poll(2)}.
  *
- * <p>The providers here spin 10 s without yielding ({@code hadronio.polling.yield=false}), so
+ * <p>One virtual thread per core may spin at a time; the others sleep at once. The providers
+ * here spin 10 s without yielding ({@code hadronio.polling.yield=false}), so
  * that the machine's load (the crowd check) does not decide whether they spin.
  */
 @Timeout(60)
 class VirtualThreadSpinTest {
-    /** As many spinning virtual threads as the scheduler has carriers, plus one. */
-    private static final int SPINNING = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
-            Runtime.getRuntime().availableProcessors()) + 1;
+    /** How many virtual threads may spin at once: one per core. */
+    private static final int CORES = Runtime.getRuntime().availableProcessors();
+    /** More waiting virtual threads than the scheduler has carriers and than may spin. */
+    private static final int WAITING = Math.max(CORES, Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
+            CORES)) + 1;
 
     private HadronioProvider provider;
     private HadronioProvider peers;
@@ -125,7 +129,7 @@ class VirtualThreadSpinTest {
     void virtualThreadsSpinningInSelectShouldLeaveCarriersToOthers() throws Exception {
         List<HadronioSelector> selectors = new ArrayList<>();
         List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < SPINNING; i++) {
+        for (int i = 0; i < WAITING; i++) {
             SocketChannel[] c = connect();
             HadronioSelector selector = (HadronioSelector) provider.openSelector();
             closeables.add(0, selector);
@@ -142,13 +146,24 @@ class VirtualThreadSpinTest {
         for (Thread t : threads) {
             awaitIn(t, "doSelect");
         }
+        awaitSpinning(CORES);
         assertAnotherVirtualThreadRuns();
+        assertEquals(CORES, CarrierCompensation.spinningVirtualThreads(), "one spinning virtual thread per core");
         for (HadronioSelector s : selectors) {
-            assertEquals(0, s.wakeUps(), "a selector slept in its spin window");
             s.wakeup();
         }
         for (Thread t : threads) {
             assertTrue(t.join(Duration.ofSeconds(10)), "still selecting: " + t);
+        }
+        assertEquals(0, CarrierCompensation.spinningVirtualThreads(), "a spin still counted after its wait");
+    }
+
+    private static void awaitSpinning(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (CarrierCompensation.spinningVirtualThreads() != n) {
+            assertTrue(System.nanoTime() < deadline, CarrierCompensation.spinningVirtualThreads()
+                    + " virtual threads spin, not " + n);
+            Thread.sleep(5);
         }
     }
 
@@ -157,7 +172,7 @@ class VirtualThreadSpinTest {
         List<SocketChannel[]> connections = new ArrayList<>();
         List<CompletableFuture<Integer>> reads = new ArrayList<>();
         List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < SPINNING; i++) {
+        for (int i = 0; i < WAITING; i++) {
             SocketChannel[] c = connect();
             connections.add(c);
             CompletableFuture<Integer> read = new CompletableFuture<>();
@@ -173,7 +188,9 @@ class VirtualThreadSpinTest {
         for (Thread t : threads) {
             awaitIn(t, "await");
         }
+        awaitSpinning(CORES);
         assertAnotherVirtualThreadRuns();
+        assertEquals(CORES, CarrierCompensation.spinningVirtualThreads(), "one spinning virtual thread per core");
         // and the spinning readers get their bytes
         for (SocketChannel[] c : connections) {
             assertEquals(1, c[1].write(ByteBuffer.wrap(new byte[] {7})));
@@ -181,5 +198,9 @@ class VirtualThreadSpinTest {
         for (CompletableFuture<Integer> read : reads) {
             assertEquals(1, read.get(20, TimeUnit.SECONDS));
         }
+        for (Thread t : threads) {
+            assertTrue(t.join(Duration.ofSeconds(10)), "still reading: " + t);
+        }
+        assertEquals(0, CarrierCompensation.spinningVirtualThreads(), "a spin still counted after its wait");
     }
 }
