@@ -1,12 +1,14 @@
 package io.hadronio.nio;
 
 import io.hadronio.connection.Peers;
+import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.platform.EPollSet;
 import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.transport.AcceptQueue;
 import io.hadronio.transport.ConnectionLifecycle;
 import io.hadronio.transport.UcxRuntime;
+import io.hadronio.transport.WorkerGroup;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -42,7 +44,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A blocking accept sleeps in {@code epoll_wait(2)} on the listener's fd and on
  * {@link #wakeFd}, which a finished handshake, {@code close} and an interrupt (through
- * close) signal. A selector polls the listener's fd ({@link #pollFd()}) and asks
+ * close) signal. Before it sleeps it spins, as every adaptive waiter does
+ * ({@code hadronio.polling}), asking epoll without waiting: a server that accepts
+ * connections one by one then takes the next one on a core that never went idle, where the
+ * JDK's accept wakes from {@code accept(2)} on an idle one (one short connection: 1.3-1.4x
+ * the JDK's rate with the spin, level without it; docs/benchmarks/connections.md). A selector polls the listener's fd ({@link #pollFd()}) and asks
  * {@link #readyOps} about {@link #handshaken}.
  */
 public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue, UcxSelectable {
@@ -91,6 +97,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     // a blocking accept is about to sleep or sleeps in poll(2): a finished handshake must
     // signal wakeFd (set before it looks at handshaken, read after an enqueue: no lost wake-up)
     private volatile boolean acceptSleeping;
+    // a blocking accept's adaptive spin before it sleeps (HadronioConfig: polling, polling.spin, polling.yield)
+    private final long spinNanos;
+    private final boolean spinYields;
+    // blocking accepts that slept in epoll_wait; written under acceptLock
+    private volatile long acceptSleeps;
     // SO_TIMEOUT of the adaptor's accept, in ms
     volatile int acceptTimeoutMillis;
     private ServerSocketAdaptor socket;
@@ -99,6 +110,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         super(provider);
         this.runtime = runtime;
         this.tcp = runtime.platform().openServerSocketChannel();
+        this.spinNanos = runtime.config().spinNanos();
+        this.spinYields = runtime.config().spinYields();
     }
 
     /** A channel of one protocol family ({@code ServerSocketChannel.open(family)}): IPv4 only, say. */
@@ -107,6 +120,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         super(provider);
         this.runtime = runtime;
         this.tcp = runtime.platform().openServerSocketChannel(family);
+        this.spinNanos = runtime.config().spinNanos();
+        this.spinYields = runtime.config().spinYields();
     }
 
     @Override
@@ -387,6 +402,48 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     }
 
     /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */
+    /**
+     * The adaptive spin of a blocking accept before it sleeps ({@code WorkerGroup.spinTurn}):
+     * epoll's count of ready fds once the listener or {@link #wakeFd} is ready, 0 when the
+     * spin ended (its window, the crowd check, {@code hadronio.polling=event}), a handshake
+     * finished, or the channel closed. Each turn is one {@code epoll_wait(2)} that does not
+     * wait.
+     *
+     * @param timeoutMillis the accept's timeout, -1 for none
+     */
+    private int spinForConnection(EPollSet e, int timeoutMillis) throws IOException {
+        if (spinNanos == 0) {
+            return 0;
+        }
+        long start = System.nanoTime();
+        long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + spinNanos;
+        long deadline = timeoutMillis < 0 ? Long.MAX_VALUE : start + timeoutMillis * 1_000_000L;
+        boolean compensated = false;
+        try {
+            while (true) {
+                int n = e.poll(0);
+                if (n != 0 || !handshaken.isEmpty() || !isOpen()) {
+                    return n;
+                }
+                long now = System.nanoTime();
+                if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
+                    return 0;
+                }
+                compensated = WorkerGroup.compensateSpin(compensated, spinUntil, start, now);
+                if (!WorkerGroup.spinTurn(spinUntil, spinYields, start, now, compensated)) {
+                    return 0;
+                }
+            }
+        } finally {
+            CarrierCompensation.endSpin(compensated);
+        }
+    }
+
+    /** How often a blocking accept slept in {@code epoll_wait(2)} (for tests: the spin caught the others). */
+    long acceptSleeps() {
+        return acceptSleeps;
+    }
+
     private void awaitAcceptable(int timeoutMillis) throws IOException {
         EPollSet e = acceptWait;
         int n;
@@ -395,7 +452,17 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             if (!handshaken.isEmpty() || !isOpen()) {
                 return;
             }
-            n = e.poll(timeoutMillis);
+            long start = System.nanoTime();
+            n = spinForConnection(e, timeoutMillis);
+            if (n == 0 && handshaken.isEmpty() && isOpen()) {
+                // what is left of the timeout after the spin (busy polling spins all of it)
+                long left = timeoutMillis < 0 ? -1
+                        : Math.max(0, timeoutMillis - (System.nanoTime() - start) / 1_000_000);
+                if (left != 0) {
+                    acceptSleeps++;
+                    n = e.poll((int) left);
+                }
+            }
         } finally {
             acceptSleeping = false;
         }
