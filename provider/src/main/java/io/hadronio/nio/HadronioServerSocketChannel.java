@@ -47,9 +47,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * close) signal. Before it sleeps it spins, as every adaptive waiter does
  * ({@code hadronio.polling}), asking epoll without waiting: a server that accepts
  * connections one by one then takes the next one on a core that never went idle, where the
- * JDK's accept wakes from {@code accept(2)} on an idle one (one short connection: 1.3-1.4x
- * the JDK's rate with the spin, level without it; docs/benchmarks/connections.md). A selector polls the listener's fd ({@link #pollFd()}) and asks
- * {@link #readyOps} about {@link #handshaken}.
+ * JDK's accept wakes from {@code accept(2)} on an idle one (short connections with one
+ * client: 1.32x the JDK's rate with the spin, level without it;
+ * docs/benchmarks/connections.md). A selector polls the listener's fd ({@link #pollFd()})
+ * and asks {@link #readyOps} about {@link #handshaken}.
  */
 public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue, UcxSelectable {
     private static final int DEFAULT_BACKLOG = 50;
@@ -401,7 +402,6 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         return ch;
     }
 
-    /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */
     /**
      * The adaptive spin of a blocking accept before it sleeps ({@code WorkerGroup.spinTurn}):
      * epoll's count of ready fds once the listener or {@link #wakeFd} is ready, 0 when the
@@ -444,6 +444,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         return acceptSleeps;
     }
 
+    /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */
     private void awaitAcceptable(int timeoutMillis) throws IOException {
         EPollSet e = acceptWait;
         int n;

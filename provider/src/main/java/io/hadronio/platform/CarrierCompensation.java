@@ -27,8 +27,8 @@ import java.lang.invoke.MethodType;
  * blocking call, and the other virtual threads run on the carrier it adds. Without it a virtual
  * thread could not spin at all (its carrier is what the others need; a JVM pinned to one core
  * has one), and every message to a virtual-thread selector loop waited for the thread to wake
- * from {@code poll(2)} on an idle core: JGroups' sequential RPCs ran at 140 us, where they take
- * 35 us with the spin (docs/benchmarks/apps.md).
+ * from {@code poll(2)} on an idle core: JGroups' sequential RPCs took 141 us (p50), where they take
+ * 36-48 us with the spin (docs/benchmarks/apps.md).
  */
 public final class CarrierCompensation {
     private static final Logger LOG = System.getLogger(CarrierCompensation.class.getName());

@@ -393,7 +393,7 @@ public final class WorkerGroup implements AutoCloseable {
      * spin on its carrier, which the other virtual threads of its scheduler need (a JVM pinned to
      * one core has one): JGroups, whose selector loop and handlers are virtual threads, made
      * 5,400-5,600 sequential RPCs/s spinning so and 6,800 not spinning (single runs; the JDK's
-     * 6,600); compensated, 17,000 (docs/benchmarks/apps.md).
+     * 6,600); compensated, 16,000-17,000 (docs/benchmarks/apps.md).
      *
      * @param start when the waiter started to spin, {@code now} the time of this look
      */
