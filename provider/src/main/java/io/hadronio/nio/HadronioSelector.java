@@ -366,7 +366,7 @@ public final class HadronioSelector extends AbstractSelector {
                     }
                     checkSafetyNet(now);
                     processDeregisterQueue();
-                    compensated = WorkerGroup.compensateSpin(compensated, spinUntil, spinStart, now);
+                    compensated = WorkerGroup.compensateSpin(compensated, spinUntil, spinYields, spinStart, now);
                     if (WorkerGroup.spinTurn(spinUntil, spinYields, spinStart, now, compensated)) {
                         continue;
                     }

@@ -429,7 +429,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
                     return 0;
                 }
-                compensated = WorkerGroup.compensateSpin(compensated, spinUntil, start, now);
+                compensated = WorkerGroup.compensateSpin(compensated, spinUntil, spinYields, start, now);
                 if (!WorkerGroup.spinTurn(spinUntil, spinYields, start, now, compensated)) {
                     return 0;
                 }

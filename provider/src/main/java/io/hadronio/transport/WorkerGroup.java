@@ -352,7 +352,7 @@ public final class WorkerGroup implements AutoCloseable {
                 if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
                     return false;
                 }
-                compensated = compensateSpin(compensated, spinUntil, start, now);
+                compensated = compensateSpin(compensated, spinUntil, spinYields, start, now);
                 if (spinTurn(spinUntil, spinYields, start, now, compensated)) {
                     continue;
                 }
@@ -370,13 +370,16 @@ public final class WorkerGroup implements AutoCloseable {
     /**
      * Whether an adaptive waiter's spin goes on as a blocking call ({@link CarrierCompensation#beginSpin}),
      * given whether it does already: on a virtual thread, from the moment it has spun
-     * {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} while its window lasts. Its caller ends the bracket
+     * {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} while its window lasts, unless the crowd check
+     * ({@link #spinTurn}) is about to end the spin anyway: each bracket may wake a spare carrier,
+     * a thread switch that a crowded machine can least afford. Its caller ends the bracket
      * ({@link CarrierCompensation#endSpin}) before it sleeps (the sleep may park, which a thread in
      * the bracket must not) and when it stops waiting. Always false on a platform thread.
      */
-    public static boolean compensateSpin(boolean compensated, long spinUntil, long start, long now) {
+    public static boolean compensateSpin(boolean compensated, long spinUntil, boolean yields, long start, long now) {
         if (compensated || now - start < SPIN_BEFORE_CROWD_CHECK_NANOS
-                || spinUntil != Long.MAX_VALUE && now - spinUntil >= 0) {
+                || spinUntil != Long.MAX_VALUE && now - spinUntil >= 0
+                || !Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)) {
             return compensated;
         }
         return CarrierCompensation.beginSpin();
