@@ -2,6 +2,7 @@ package io.hadronio.nio;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static io.hadronio.nio.ThreadStates.awaitIn;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.HadronioConfig;
@@ -11,7 +12,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.util.Arrays;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -36,14 +36,6 @@ class AcceptSpinTest {
         // no crowd check: the machine's load must not decide whether the accept spins
         p.setProperty("hadronio.polling.yield", "false");
         return new HadronioProvider(HadronioConfig.from(p));
-    }
-
-    private static void awaitIn(Thread t, String method) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (Arrays.stream(t.getStackTrace()).noneMatch(e -> e.getMethodName().equals(method))) {
-            assertTrue(t.isAlive() && System.nanoTime() < deadline, t + " is not in " + method);
-            Thread.sleep(5);
-        }
     }
 
     /** Accepts one connection on a thread of its own once the caller connects; returns what it accepted. */

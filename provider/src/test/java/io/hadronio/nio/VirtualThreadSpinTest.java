@@ -1,6 +1,7 @@
 package io.hadronio.nio;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static io.hadronio.nio.ThreadStates.awaitIn;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.HadronioConfig;
@@ -14,7 +15,6 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
@@ -86,14 +86,6 @@ class VirtualThreadSpinTest {
         SocketChannel theirs = server.accept();
         closeables.add(theirs);
         return new SocketChannel[] {ours, theirs};
-    }
-
-    private static void awaitIn(Thread t, String method) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (Arrays.stream(t.getStackTrace()).noneMatch(e -> e.getMethodName().equals(method))) {
-            assertTrue(t.isAlive() && System.nanoTime() < deadline, t + " is not in " + method);
-            Thread.sleep(5);
-        }
     }
 
     private static void assertAnotherVirtualThreadRuns() throws Exception {
