@@ -1,9 +1,9 @@
 package io.hadronio.nio;
 
-import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
+import io.hadronio.transport.AdaptiveSpin;
 import io.hadronio.transport.UcxRuntime;
 import io.hadronio.transport.Waiters;
 import io.hadronio.transport.WorkerGroup;
@@ -154,16 +154,14 @@ public final class HadronioSelector extends AbstractSelector {
     // The selecting thread's (keyArray()); keysChanged is set by any thread
     private HadronioSelectionKey[] keyArray = new HadronioSelectionKey[0];
     private volatile boolean keysChanged;
-    private final long spinNanos;
-    // adaptive selections stop spinning when the machine's cores are all wanted (RunQueue)
-    private final boolean spinYields;
+    // the selecting thread's spin before it sleeps (only one thread selects at a time)
+    private final AdaptiveSpin spin;
 
     public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) throws IOException {
         super(provider);
         this.runtime = runtime;
         this.groups = runtime.groups();
-        this.spinNanos = runtime.config().spinNanos();
-        this.spinYields = runtime.config().spinYields();
+        this.spin = new AdaptiveSpin(runtime.config().spinNanos(), runtime.config().spinYields());
         this.wakeFd = new EventFd();
         try {
             this.epoll = new io.hadronio.platform.EPollSet(64);
@@ -346,10 +344,8 @@ public final class HadronioSelector extends AbstractSelector {
         try {
             long now = System.nanoTime();
             long deadline = timeout > 0 ? now + timeout * 1_000_000L : Long.MAX_VALUE;
-            long spinStart = now;
-            long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + spinNanos;
+            spin.start(now);
             int pass = 0;
-            boolean compensated = false;
             try {
                 while (true) {
                     progressAll();
@@ -366,12 +362,9 @@ public final class HadronioSelector extends AbstractSelector {
                     }
                     checkSafetyNet(now);
                     processDeregisterQueue();
-                    compensated = WorkerGroup.compensateSpin(compensated, spinUntil, spinYields, spinStart, now);
-                    if (WorkerGroup.spinTurn(spinUntil, spinYields, spinStart, now, compensated)) {
+                    if (spin.turn(now)) {
                         continue;
                     }
-                    CarrierCompensation.endSpin(compensated);
-                    compensated = false;
                     int cap = maxSleepMillis;
                     sleep(deadline == Long.MAX_VALUE ? cap
                             : (int) Math.max(1, Math.min(cap, (deadline - now + 999_999) / 1_000_000)));
@@ -381,7 +374,7 @@ public final class HadronioSelector extends AbstractSelector {
                     }
                 }
             } finally {
-                CarrierCompensation.endSpin(compensated);
+                spin.stop();
             }
         } finally {
             end();

@@ -1,14 +1,13 @@
 package io.hadronio.nio;
 
 import io.hadronio.connection.Peers;
-import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.platform.EPollSet;
 import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.transport.AcceptQueue;
+import io.hadronio.transport.AdaptiveSpin;
 import io.hadronio.transport.ConnectionLifecycle;
 import io.hadronio.transport.UcxRuntime;
-import io.hadronio.transport.WorkerGroup;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -98,9 +97,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     // a blocking accept is about to sleep or sleeps in poll(2): a finished handshake must
     // signal wakeFd (set before it looks at handshaken, read after an enqueue: no lost wake-up)
     private volatile boolean acceptSleeping;
-    // a blocking accept's adaptive spin before it sleeps (HadronioConfig: polling, polling.spin, polling.yield)
-    private final long spinNanos;
-    private final boolean spinYields;
+    // a blocking accept's spin before it sleeps (hadronio.polling); under acceptLock
+    private final AdaptiveSpin acceptSpin;
     // blocking accepts that slept in epoll_wait; written under acceptLock
     private volatile long acceptSleeps;
     // SO_TIMEOUT of the adaptor's accept, in ms
@@ -111,8 +109,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         super(provider);
         this.runtime = runtime;
         this.tcp = runtime.platform().openServerSocketChannel();
-        this.spinNanos = runtime.config().spinNanos();
-        this.spinYields = runtime.config().spinYields();
+        this.acceptSpin = new AdaptiveSpin(runtime.config().spinNanos(), runtime.config().spinYields());
     }
 
     /** A channel of one protocol family ({@code ServerSocketChannel.open(family)}): IPv4 only, say. */
@@ -121,8 +118,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         super(provider);
         this.runtime = runtime;
         this.tcp = runtime.platform().openServerSocketChannel(family);
-        this.spinNanos = runtime.config().spinNanos();
-        this.spinYields = runtime.config().spinYields();
+        this.acceptSpin = new AdaptiveSpin(runtime.config().spinNanos(), runtime.config().spinYields());
     }
 
     @Override
@@ -403,7 +399,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     }
 
     /**
-     * The adaptive spin of a blocking accept before it sleeps ({@code WorkerGroup.spinTurn}):
+     * The adaptive spin of a blocking accept before it sleeps ({@link AdaptiveSpin}):
      * epoll's count of ready fds once the listener or {@link #wakeFd} is ready, 0 when the
      * spin ended (its window, the crowd check, {@code hadronio.polling=event}), a handshake
      * finished, or the channel closed. Each turn is one {@code epoll_wait(2)} that does not
@@ -412,13 +408,12 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
      * @param timeoutMillis the accept's timeout, -1 for none
      */
     private int spinForConnection(EPollSet e, int timeoutMillis) throws IOException {
-        if (spinNanos == 0) {
+        if (!acceptSpin.spins()) {
             return 0;
         }
         long start = System.nanoTime();
-        long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + spinNanos;
         long deadline = timeoutMillis < 0 ? Long.MAX_VALUE : start + timeoutMillis * 1_000_000L;
-        boolean compensated = false;
+        acceptSpin.start(start);
         try {
             while (true) {
                 int n = e.poll(0);
@@ -429,13 +424,12 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
                     return 0;
                 }
-                compensated = WorkerGroup.compensateSpin(compensated, spinUntil, spinYields, start, now);
-                if (!WorkerGroup.spinTurn(spinUntil, spinYields, start, now, compensated)) {
+                if (!acceptSpin.turn(now)) {
                     return 0;
                 }
             }
         } finally {
-            CarrierCompensation.endSpin(compensated);
+            acceptSpin.stop();
         }
     }
 

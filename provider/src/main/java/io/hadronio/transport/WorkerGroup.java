@@ -340,9 +340,9 @@ public final class WorkerGroup implements AutoCloseable {
      * @return true when ready, false when the deadline passed
      */
     boolean await(Readiness waiter, int op, long deadline) throws IOException {
-        long start = System.nanoTime();
-        long spinUntil = spinNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + spinNanos;
-        boolean compensated = false;
+        BlockedThread me = blockedThreads.get();
+        AdaptiveSpin spin = me.spin;
+        spin.start(System.nanoTime());
         try {
             while (true) {
                 if (progressAndCheck(waiter, op)) {
@@ -352,100 +352,17 @@ public final class WorkerGroup implements AutoCloseable {
                 if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
                     return false;
                 }
-                compensated = compensateSpin(compensated, spinUntil, spinYields, start, now);
-                if (spinTurn(spinUntil, spinYields, start, now, compensated)) {
+                if (spin.turn(now)) {
                     continue;
                 }
-                CarrierCompensation.endSpin(compensated);
-                compensated = false;
-                if (sleep(waiter, op, deadline, now)) {
+                if (sleep(me, waiter, op, deadline, now)) {
                     return true;
                 }
             }
         } finally {
-            CarrierCompensation.endSpin(compensated);
+            spin.stop();
         }
     }
-
-    /**
-     * Whether an adaptive waiter's spin goes on as a blocking call ({@link CarrierCompensation#beginSpin}),
-     * given whether it does already: on a virtual thread, from the moment it has spun
-     * {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} while its window lasts, unless the crowd check
-     * ({@link #spinTurn}) is about to end the spin anyway: each bracket may wake a spare carrier,
-     * a thread switch that a crowded machine can least afford. Its caller ends the bracket
-     * ({@link CarrierCompensation#endSpin}) before it sleeps (the sleep may park, which a thread in
-     * the bracket must not) and when it stops waiting. Always false on a platform thread.
-     */
-    public static boolean compensateSpin(boolean compensated, long spinUntil, boolean yields, long start, long now) {
-        if (compensated || now - start < SPIN_BEFORE_CROWD_CHECK_NANOS
-                || spinUntil != Long.MAX_VALUE && now - spinUntil >= 0
-                || !Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)) {
-            return compensated;
-        }
-        return CarrierCompensation.beginSpin();
-    }
-
-    /**
-     * An adaptive waiter's choice after a look that found nothing, shared by blocking waits and
-     * the selector: true when it took one more turn of its spin ({@link #pause}), false when it
-     * should sleep instead - its window ({@code spinUntil}, {@link Long#MAX_VALUE} for busy
-     * polling) is over, or it has spun {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} and either the
-     * machine is crowded (its spinning would be taken from threads that wait for a core; an
-     * answer within that time, a ping-pong's, never pays for the question) or it is a virtual
-     * thread whose spin is not {@code compensated} ({@link #compensateSpin}). Such a thread would
-     * spin on its carrier, which the other virtual threads of its scheduler need (a JVM pinned to
-     * one core has one): JGroups, whose selector loop and handlers are virtual threads, made
-     * 5,400-5,600 sequential RPCs/s spinning so and 6,800 not spinning (single runs; the JDK's
-     * 6,600); compensated, 16,000-17,000 (docs/benchmarks/apps.md).
-     *
-     * @param start when the waiter started to spin, {@code now} the time of this look
-     */
-    public static boolean spinTurn(long spinUntil, boolean yields, long start, long now, boolean compensated) {
-        if (spinUntil != Long.MAX_VALUE
-                && (now - spinUntil >= 0 || now - start >= SPIN_BEFORE_CROWD_CHECK_NANOS
-                    && (!compensated && Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)))) {
-            return false;
-        }
-        pause(yields, now - start, compensated);
-        return true;
-    }
-
-    /**
-     * One turn of an adaptive waiter's spin. For its first {@link #SPIN_BEFORE_CROWD_CHECK_NANOS}
-     * a CPU pause; after that (with {@code hadronio.polling.yield}) a {@link Thread#yield()},
-     * which hands the core to any thread waiting for this very core and returns at once when
-     * none is. {@link RunQueue} sees the whole machine; this sees the core, which is what a
-     * process pinned to fewer cores than it has busy threads needs: JGroups' receiver handing a
-     * request to a pool thread on the same core, or Jetty's selector handing its request over,
-     * waited for the spinning thread's whole time slice (milliseconds with EEVDF, which lets a
-     * running task finish its slice before a woken one) - sequential JGroups RPCs at 0.48x the
-     * JDK's spinning, 0.94x yielding; Jetty's sequential requests 0.74x and 1.58x
-     * (docs/benchmarks/apps.md). A yield costs a system call (~0.3 us here) when nobody waits,
-     * and a ping-pong's answer usually comes before the first one. A virtual thread whose spin
-     * is {@code compensated} yields the core itself ({@link CarrierCompensation#yieldCore}):
-     * {@code Thread.yield()} would hand over only its carrier.
-     */
-    private static void pause(boolean yields, long spun, boolean compensated) {
-        if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
-            if (compensated) {
-                CarrierCompensation.yieldCore();
-            } else {
-                Thread.yield();
-            }
-        } else {
-            Thread.onSpinWait();
-        }
-    }
-
-    /**
-     * How long an adaptive waiter spins before it asks {@link RunQueue} and starts yielding.
-     * Short: a thread that spins on a core its own process needs costs at once - Jetty's server
-     * hands the selector to a reserved thread while the previous selecting thread serves the
-     * request on the same core, and every microsecond the new selector spins is taken from that
-     * request (sequential requests at 0.88x the JDK's with 10 us, 0.94x with 2 us, 1.04x without
-     * spinning; docs/benchmarks/apps.md). A blocking ping-pong's answer (~1 us) comes sooner.
-     */
-    public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 2_000;
 
     private boolean progressAndCheck(Readiness waiter, int op) throws IOException {
         final ReentrantLock l = lock;
@@ -471,6 +388,8 @@ public final class WorkerGroup implements AutoCloseable {
 
     /** A thread blocked in a read or write, as {@link Waiters} wakes it. */
     private final class BlockedThread extends Waiters.Waiter {
+        // the thread's spin before it sleeps, reused wait after wait
+        final AdaptiveSpin spin = new AdaptiveSpin(spinNanos, spinYields);
         // what the thread waits for (set by it before it enters the waiters)
         Readiness readiness;
         int op;
@@ -503,8 +422,7 @@ public final class WorkerGroup implements AutoCloseable {
     // each blocked thread's entry among the waiters, made once (the wait path allocates nothing)
     private final ThreadLocal<BlockedThread> blockedThreads = ThreadLocal.withInitial(BlockedThread::new);
 
-    private boolean sleep(Readiness waiter, int op, long deadline, long now) throws IOException {
-        BlockedThread me = blockedThreads.get();
+    private boolean sleep(BlockedThread me, Readiness waiter, int op, long deadline, long now) throws IOException {
         me.bind();
         me.readiness = waiter;
         me.op = op;
