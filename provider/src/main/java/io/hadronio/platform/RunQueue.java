@@ -87,9 +87,14 @@ public final class RunQueue {
             MemorySegment path = arena.allocateFrom("/proc/loadavg");
             fd = (int) open.invokeExact(path.address(), O_RDONLY | O_CLOEXEC);
             cpus = (int) (long) sysconf.invokeExact(SC_NPROCESSORS_ONLN);
-            allowed = countAffinityMask(arena);
         } catch (Throwable t) {
             fd = -1;
+        }
+        try {
+            allowed = countAffinityMask(arena);
+        } catch (Throwable t) {
+            // unknown: the process counts as unconfined, and the machine-wide check stays
+            allowed = 0;
         }
         FD = cpus > 0 ? fd : -1;
         CPUS = cpus;
