@@ -17,7 +17,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@code scripts/bench-apps.sh} chooses its members' ports the same way.
  */
 public final class MemberPorts {
-    // JGroups' FD_SOCK2 listens 100 above a member's port
+    // JGroups' FD_SOCK2 listens at a member's port + 100 (or the first free one of the next few)
+    private static final int FD_SOCK_OFFSET = 100;
+    private static final int FD_SOCK_RANGE = 20;
     private static final int HEADROOM = 200;
     private static final int LOWEST = 10_000;
 
@@ -31,6 +33,9 @@ public final class MemberPorts {
         try {
             while (sockets.size() < n) {
                 int port = LOWEST + ThreadLocalRandom.current().nextInt(high - LOWEST);
+                if (collidesWithFailureDetection(port, sockets)) {
+                    continue;
+                }
                 try {
                     sockets.add(new ServerSocket(port, 1, InetAddress.getLoopbackAddress()));
                 } catch (IOException taken) {
@@ -43,6 +48,21 @@ public final class MemberPorts {
                 s.close();
             }
         }
+    }
+
+    /**
+     * Whether {@code port} is where another member's FD_SOCK2 may listen, or the other way
+     * round: a member once failed to bind its port because the first member's FD_SOCK2 had
+     * taken it ({@code BindException: No available port to bind to in range [10771 .. 10771]}).
+     */
+    private static boolean collidesWithFailureDetection(int port, List<ServerSocket> chosen) {
+        for (ServerSocket s : chosen) {
+            int distance = Math.abs(port - s.getLocalPort());
+            if (Math.abs(distance - FD_SOCK_OFFSET) <= FD_SOCK_RANGE) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The lowest port the kernel hands to a connect (Linux; its default when unknown). */
