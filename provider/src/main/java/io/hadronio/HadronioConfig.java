@@ -44,11 +44,15 @@ import java.util.TreeMap;
  *                         lie in transparent huge pages, which makes large messages over shared memory faster; a
  *                         2 MiB page is resident as a whole once touched (default 32m; 0 turns it off;
  *                         {@code platform/HugePagePool})
+ * @param sendBufferBytes  {@code hadronio.send.buffer}: bytes of a connection's send slots, the most its writes take
+ *                         before the peer has read them, as the kernel's send buffer does: what the peer's slices
+ *                         have no room for waits in them (default 2m; at least one slot per slice of the peer)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
                              long spinMicros, boolean spinYields, int handshakeMillis, Map<String, String> ucx,
                              java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis,
-                             boolean kernelTcp, boolean upgrade, long upgradeDelayMicros, long hugePagesBytes) {
+                             boolean kernelTcp, boolean upgrade, long upgradeDelayMicros, long hugePagesBytes,
+                             long sendBufferBytes) {
 
     /** {@code hadronio.upgrade.delay} in nanoseconds. */
     public long upgradeDelayNanos() {
@@ -151,7 +155,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 bool(p, "hadronio.kernel.tcp", true),
                 bool(p, "hadronio.upgrade", true),
                 number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000),
-                size(p, "hadronio.hugepages", 32L << 20, 0, 1L << 40));
+                size(p, "hadronio.hugepages", 32L << 20, 0, 1L << 40),
+                size(p, "hadronio.send.buffer", 2L << 20, 0, 1L << 30));
     }
 
     private static java.nio.file.Path secretFile(Properties p, String name) {
@@ -216,7 +221,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
             Map.entry("hadronio.kernel.tcp", "true|false"),
             Map.entry("hadronio.upgrade", "true|false"),
             Map.entry("hadronio.upgrade.delay", "microseconds"),
-            Map.entry("hadronio.hugepages", "bytes, 0 (off) or more")));
+            Map.entry("hadronio.hugepages", "bytes, 0 (off) or more"),
+            Map.entry("hadronio.send.buffer", "bytes, 0..1024m")));
 
     private static IllegalArgumentException bad(String name, String value, String expected) {
         return new IllegalArgumentException("invalid value for system property " + name + ": '" + value
@@ -303,6 +309,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                         + (spinYields ? "" : ", polling.yield=false") : "")
                 + ", handshake.timeout=" + handshakeMillis + "ms, hugepages="
                 + (hugePagesBytes % (1 << 20) == 0 ? (hugePagesBytes >> 20) + "m" : String.valueOf(hugePagesBytes))
+                + ", send.buffer=" + (sendBufferBytes % (1 << 20) == 0 ? (sendBufferBytes >> 20) + "m"
+                        : sendBufferBytes % 1024 == 0 ? (sendBufferBytes >> 10) + "k" : String.valueOf(sendBufferBytes))
                 + (remoteNetworks.isEmpty() ? "" : ", remote.networks=" + remoteNetworks + ", remote.detect.timeout="
                 + detectMillis + "ms") + (ucx.isEmpty() ? "" : ", ucx=" + ucx);
     }

@@ -22,6 +22,17 @@ class HadronioConfigTest {
     }
 
     @Test
+    void sendBufferTakesASize() {
+        assertEquals(2L << 20, HadronioConfig.from(new Properties()).sendBufferBytes());
+        assertEquals(0, with("hadronio.send.buffer", "0").sendBufferBytes());
+        assertEquals(512L << 10, with("hadronio.send.buffer", "512k").sendBufferBytes());
+        for (String bad : new String[] {"-1", "2048m", "much"}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> with("hadronio.send.buffer", bad));
+            assertTrue(e.getMessage().contains("hadronio.send.buffer") && e.getMessage().contains(bad), e.getMessage());
+        }
+    }
+
+    @Test
     void aBadValueNamesThePropertyAndTheValue() {
         for (String bad : new String[] {"-1", "lots", "2g"}) {
             var e = assertThrows(IllegalArgumentException.class, () -> with("hadronio.hugepages", bad));

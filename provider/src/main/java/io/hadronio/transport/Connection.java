@@ -50,6 +50,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * TCP control connection, carrying the number of DATA messages sent, so nothing sent
  * before them is lost.
  *
+ * <h2>Send buffer</h2>
+ * A write copies its bytes into send slots, message {@code m} into slot {@code m % slots}. There
+ * are at least as many slots as the peer has slices, and as many more as
+ * {@code hadronio.send.buffer} bytes fill: when the peer has no room, messages wait in their
+ * slots, the last one taking more bytes until it is full, and go out in order as credits come.
+ * So a write takes about as much ahead of a slow reader as the kernel's send buffer would, and
+ * an application that drops what a write does not take (JGroups' TCP_NIO2 keeps five messages,
+ * then drops until retransmission) does not lose it. With one slot per peer slice, a full
+ * window left one slice's worth: JGroups' multicast on three unpinned members ran at 0.2-0.4x
+ * the JDK's, with hundreds of partial writes per run (docs/benchmarks/apps.md).
+ *
  * <h2>Bulk messages</h2>
  * A slice costs the receiving core a second copy of every byte (UCX fetches a large message
  * into the slice, the read copies it out), which bounds 64 KiB streaming well below UCX's own
@@ -104,6 +115,8 @@ public final class Connection implements WorkerGroup.Readiness {
     // with 8 slices, gRPC's 32 calls in flight ran at 0.90x the JDK's rate, with 32 at 1.02x
     // (docs/benchmarks/apps.md)
     static final int MESSAGES_PER_SLICE = 4;
+    // most send slots a connection has, whatever hadronio.send.buffer says (small slices)
+    static final int MAX_SEND_SLOTS = 1024;
 
     // connections' memory (one Arena each: slices, slots, credit words) not freed yet in this JVM,
     // and its bytes: a diagnostic (UcxRuntime.resources), changed only at set-up and release
@@ -168,12 +181,17 @@ public final class Connection implements WorkerGroup.Readiness {
     // ---- send side (writer thread, under lock) ----
     private int remoteId;
     private int txSliceSize;
-    private int txSliceCount;
+    private int txSliceCount;     // the peer's receive slices
+    // our send slots (see Send buffer): message m is copied into slot m % txSlots
+    private int txSlots;
     private MemorySegment txArea;
     private ByteBuffer txView;
     private long[] txRequests;
     private long txSent;          // DATA messages posted
-    private int txPending;        // bytes in slot (txSent % count) waiting for a credit, not yet posted
+    // messages filled but not posted, waiting for a credit: txSent .. txSent + txQueued - 1, in their
+    // slots; all full slices but the last, which holds txTailLength bytes (see Send buffer)
+    private int txQueued;
+    private int txTailLength;
     private boolean pendingWatched; // the control loop is flushing this connection (see watchSends)
     private long heldBack;        // small writes that waited for a credit (see heldBackWrites)
     // with this many credits or fewer, small writes are coalesced instead of sent one by one: the
@@ -193,6 +211,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private long txByteWindow;    // unconsumed bytes allowed: the peer's slices
     private final MemorySegment creditIn;
     private long creditInRequest = NONE;
+    // hadronio.send.buffer: bytes of send slots, at least one per receive slice of the peer
+    private final long sendBufferBytes;
     private UcxEndpoint endpoint;
     // the endpoint to the peer's worker, shared with every other connection to it
     private WorkerGroup.PeerEndpoint peer;
@@ -213,7 +233,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private final ConnectionLifecycle life;
 
     Connection(ConnectionLifecycle life, WorkerGroup group, ControlLoop control, HugePagePool areas, int sliceSize,
-               int sliceCount) throws UcxException {
+               int sliceCount, long sendBufferBytes) throws UcxException {
+        this.sendBufferBytes = sendBufferBytes;
         this.life = life;
         this.group = group;
         this.control = control;
@@ -275,10 +296,11 @@ public final class Connection implements WorkerGroup.Readiness {
             this.remoteId = peerId;
             this.txSliceSize = peerSliceSize;
             this.txSliceCount = peerSliceCount;
-            this.txArea = areas.allocate((long) peerSliceSize * peerSliceCount, arena);
-            countMemory((long) peerSliceSize * peerSliceCount);
+            this.txSlots = sendSlots(sendBufferBytes, peerSliceSize, peerSliceCount);
+            this.txArea = areas.allocate((long) peerSliceSize * txSlots, arena);
+            countMemory((long) peerSliceSize * txSlots);
             this.txView = txArea.asByteBuffer();
-            this.txRequests = new long[peerSliceCount];
+            this.txRequests = new long[txSlots];
             this.txWindow = MESSAGES_PER_SLICE * peerSliceCount;
             this.txLengths = new int[txWindow];
             this.txByteWindow = (long) peerSliceSize * peerSliceCount;
@@ -299,6 +321,16 @@ public final class Connection implements WorkerGroup.Readiness {
 
     public WorkerGroup group() {
         return group;
+    }
+
+    /**
+     * Send slots for a peer with {@code peerSliceCount} slices of {@code peerSliceSize} bytes:
+     * as many as {@code sendBufferBytes} fill, at least one per slice of the peer (then a full
+     * window leaves none to wait in), at most {@link #MAX_SEND_SLOTS}.
+     */
+    static int sendSlots(long sendBufferBytes, int peerSliceSize, int peerSliceCount) {
+        long slots = (sendBufferBytes + peerSliceSize - 1) / peerSliceSize;
+        return (int) Math.max(peerSliceCount, Math.min(slots, MAX_SEND_SLOTS));
     }
 
     /** Transports of the endpoint, for logs and tests, e.g. [cma, sysv]. */
@@ -394,7 +426,8 @@ public final class Connection implements WorkerGroup.Readiness {
     long endOutput() {
         lock.lock();
         try {
-            txPending = 0;
+            txQueued = 0;
+            txTailLength = 0;
             return txSent;
         } finally {
             lock.unlock();
@@ -734,21 +767,32 @@ public final class Connection implements WorkerGroup.Readiness {
                         pollCredits();
                     }
                 }
-                int slot = (int) (txSent % txSliceCount);
-                if (txPending > 0) {
-                    if (txPending == sliceSize ? credits() > 0 : credits() > coalesceBelow) {
-                        postPending();
+                if (txQueued > 0) {
+                    if (headMayGo()) {
+                        postHead();
                         continue;
                     }
-                    // the peer is behind: keep filling the waiting message (coalescing only under back-pressure)
-                    int filled = gather(srcs, i, end, slot * sliceSize + txPending, sliceSize - txPending);
-                    if (filled == 0) {
-                        break;
+                    // the peer is behind: fill the last waiting message, then the next free slot
+                    // (coalescing only under back-pressure)
+                    if (txTailLength < sliceSize) {
+                        int tail = (int) ((txSent + txQueued - 1) % txSlots);
+                        int filled = gather(srcs, i, end, tail * sliceSize + txTailLength, sliceSize - txTailLength);
+                        txTailLength += filled;
+                        total += filled;
+                        continue;
                     }
-                    txPending += filled;
-                    total += filled;
-                    continue;
+                    int next = (int) ((txSent + txQueued) % txSlots);
+                    if (txQueued < txSlots && slotFree(next)) {
+                        // filled in the same step: a waiting message is never empty (an empty DATA
+                        // message means a bulk message to the reader)
+                        txTailLength = gather(srcs, i, end, next * sliceSize, sliceSize);
+                        txQueued++;
+                        total += txTailLength;
+                        continue;
+                    }
+                    break;
                 }
+                int slot = (int) (txSent % txSlots);
                 if (!slotFree(slot)) {
                     break;
                 }
@@ -757,8 +801,9 @@ public final class Connection implements WorkerGroup.Readiness {
                 if (credits() > coalesceBelow || (filled == sliceSize && credits() > 0)) {
                     post(slot, filled);
                 } else {
-                    // the peer has no free slice: the bytes wait here and go out with the next credit
-                    txPending = filled;
+                    // the peer has no free slice: the bytes wait in their slot and go out with the next credit
+                    txQueued = 1;
+                    txTailLength = filled;
                     heldBack++;
                     watchSends();
                 }
@@ -786,11 +831,21 @@ public final class Connection implements WorkerGroup.Readiness {
         return filled;
     }
 
-    /** Posts the message that waited for a credit. Needs a credit and the lock. */
-    private void postPending() throws UcxException {
-        assert lock.isHeldByCurrentThread() && txPending > 0 && credits() > 0;
-        post((int) (txSent % txSliceCount), txPending);
-        txPending = 0;
+    /**
+     * Whether the first waiting message goes now: a full one with any credit, the last (still
+     * filling) only while more than {@code coalesceBelow} are left. Needs the lock.
+     */
+    private boolean headMayGo() {
+        return txQueued > 1 || txTailLength == txSliceSize ? credits() > 0 : credits() > coalesceBelow;
+    }
+
+    /** Posts the first message that waited for a credit. Needs a credit and the lock. */
+    private void postHead() throws UcxException {
+        assert lock.isHeldByCurrentThread() && txQueued > 0 && txTailLength > 0 && credits() > 0;
+        post((int) (txSent % txSlots), txQueued > 1 ? txSliceSize : txTailLength);
+        if (--txQueued == 0) {
+            txTailLength = 0;
+        }
     }
 
     /**
@@ -865,12 +920,12 @@ public final class Connection implements WorkerGroup.Readiness {
         return false;
     }
 
-    /** Sends a waiting message if a credit has come in. Needs the lock. */
+    /** Sends the waiting messages that credits have come in for. Needs the lock. */
     private void flushPending() throws UcxException {
-        if (txPending > 0) {
+        if (txQueued > 0) {
             pollCredits();
-            if (credits() > 0) {
-                postPending();
+            while (txQueued > 0 && credits() > 0) {
+                postHead();
             }
         }
     }
@@ -889,7 +944,7 @@ public final class Connection implements WorkerGroup.Readiness {
             }
             group.progressLocked();
             flushPending();
-            return txPending > 0 || sendsInFlight();
+            return txQueued > 0 || sendsInFlight();
         } catch (UcxException | RuntimeException e) {
             return false;
         } finally {
@@ -905,7 +960,7 @@ public final class Connection implements WorkerGroup.Readiness {
     boolean endFlushWatch() {
         lock.lock();
         try {
-            if (life.state() < ConnectionLifecycle.CLOSING && worker.isOpen() && (txPending > 0 || sendsInFlight())) {
+            if (life.state() < ConnectionLifecycle.CLOSING && worker.isOpen() && (txQueued > 0 || sendsInFlight())) {
                 return false;
             }
             pendingWatched = false;
@@ -1050,7 +1105,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 return true;
             }
             flushPending();
-            if (txPending > 0) {
+            if (txQueued > 0) {
                 return false;
             }
             for (int slot = 0; slot < txRequests.length; slot++) {
@@ -1107,13 +1162,20 @@ public final class Connection implements WorkerGroup.Readiness {
         if (life.peerLeft() || txRequests == null) {
             return true;
         }
-        if (txPending > 0) {
-            // a partly filled waiting message takes more bytes; a full one waits for a credit
-            return txPending < txSliceSize || credits() > 0
-                    || creditInRequest == NONE || worker.receiveStatus(creditInRequest) != UcsStatus.INPROGRESS;
+        if (txQueued > 0) {
+            // a partly filled waiting message takes more bytes, so does a free slot after it; else
+            // they wait for a credit
+            if (txTailLength < txSliceSize || credits() > 0
+                    || creditInRequest == NONE || worker.receiveStatus(creditInRequest) != UcsStatus.INPROGRESS) {
+                return true;
+            }
+            return txQueued < txSlots && sendDone(txRequests[(int) ((txSent + txQueued) % txSlots)]);
         }
         // else a write takes bytes exactly when the next slot's send completed (see isReady)
-        long request = txRequests[(int) (txSent % txSliceCount)];
+        return sendDone(txRequests[(int) (txSent % txSlots)]);
+    }
+
+    private boolean sendDone(long request) {
         return request == NONE || worker.status(request) != UcsStatus.INPROGRESS;
     }
 
@@ -1137,12 +1199,13 @@ public final class Connection implements WorkerGroup.Readiness {
                 return true;
             }
             pollCredits();
-            if (txPending > 0) {
-                return txPending < txSliceSize || credits() > 0;
+            if (txQueued > 0) {
+                return txTailLength < txSliceSize || credits() > 0
+                        || (txQueued < txSlots && slotFree((int) ((txSent + txQueued) % txSlots)));
             }
             // with or without a credit, a write takes bytes exactly when the next slot is free
             // (without one they wait there for it); a credit alone does not free the slot
-            return slotFree((int) (txSent % txSliceCount));
+            return slotFree((int) (txSent % txSlots));
         } catch (IOException e) {
             return true;
         }

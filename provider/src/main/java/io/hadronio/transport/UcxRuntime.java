@@ -184,6 +184,7 @@ public final class UcxRuntime {
     /** A new connection half on the next worker group (round robin), receives posted. */
     Connection newConnection(ConnectionLifecycle life) throws UcxException {
         WorkerGroup group = groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
-        return new Connection(life, group, control, areas, config.sliceSize(), config.sliceCount());
+        return new Connection(life, group, control, areas, config.sliceSize(), config.sliceCount(),
+                config.sendBufferBytes());
     }
 }

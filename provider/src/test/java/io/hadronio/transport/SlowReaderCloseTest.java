@@ -62,7 +62,8 @@ class SlowReaderCloseTest {
         try (Pair p = Pair.open(io.hadronio.EagerProvider.get())) {
             long written = p.writeUntilHeldBack();
             p.client.close();
-            ByteBuffer b = ByteBuffer.allocate(4 * 1024);
+            // a message per read: the messages that waited in the send slots are full 64 KiB slices
+            ByteBuffer b = ByteBuffer.allocate(64 * 1024);
             long read = 0;
             long start = System.nanoTime();
             while (true) {
@@ -112,8 +113,9 @@ class SlowReaderCloseTest {
         }
 
         /**
-         * 1 KiB writes (each its own message) until the peer has no credit left: the last ones are
-         * coalesced into one message that waits for a credit (and the write that finds it full takes 0).
+         * 1 KiB writes (each its own message) until the peer has no credit left: the later ones are
+         * coalesced into full-slice messages that wait in the send slots for credits (and the write
+         * that finds every slot full takes 0).
          */
         long writeUntilHeldBack() throws IOException {
             ByteBuffer message = ByteBuffer.allocateDirect(1024);

@@ -36,7 +36,12 @@ import org.jgroups.blocks.RequestOptions;
 import org.jgroups.blocks.RpcDispatcher;
 import org.jgroups.blocks.cs.BaseServer;
 import org.jgroups.blocks.cs.NioConnection;
+import org.jgroups.protocols.BaseBundler;
+import org.jgroups.protocols.MFC;
+import org.jgroups.protocols.TP;
+import org.jgroups.protocols.RED;
 import org.jgroups.protocols.TCP_NIO2;
+import org.jgroups.protocols.pbcast.NAKACK2;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -262,6 +267,7 @@ public final class JGroupsBenchmark implements Callable<Integer> {
                     + "sent=%d received=%d failures=%d seconds=%.3f per_s=%.1f transport=%s%n", member, members,
                     Transports.provider(), size, measuredSent, measured.get(), failures.get(), seconds,
                     measured.get() / seconds, transport);
+            System.out.println(protocolStatistics(channel));
             System.out.flush();
 
             if (member == 0 && !noRpc && members > 1) {
@@ -373,6 +379,49 @@ public final class JGroupsBenchmark implements Callable<Integer> {
      * The paths of this member's connections, from TCP_NIO2's connection table (a protected
      * field: JGroups offers no other way to its channels), or by UCX endpoints.
      */
+    /**
+     * What JGroups' own protocols did during the whole run: messages its random early drop
+     * discarded (the bundler's queue was full) and the retransmissions and flow-control
+     * blockings that followed. A member that waits for these idles its cores.
+     */
+    private static String protocolStatistics(JChannel channel) {
+        RED red = channel.getProtocolStack().findProtocol(RED.class);
+        NAKACK2 nakack = channel.getProtocolStack().findProtocol(NAKACK2.class);
+        MFC mfc = channel.getProtocolStack().findProtocol(MFC.class);
+        TP transport = channel.getProtocolStack().getTransport();
+        long bundlerDrops = -1;
+        if (transport.getBundler() instanceof BaseBundler b) {
+            bundlerDrops = readCounter(BaseBundler.class, "num_drops_on_full_queue", b);
+        }
+        long[] partialWrites = {0};
+        try {
+            Field f = TCP_NIO2.class.getDeclaredField("server");
+            f.setAccessible(true);
+            ((BaseServer) f.get(transport)).forAllConnections((address, connection) -> {
+                if (connection instanceof NioConnection nio) {
+                    partialWrites[0] += nio.numPartialWrites();
+                }
+            });
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            partialWrites[0] = -1;
+        }
+        return String.format(Locale.ROOT, "STATS bundler=%s bundler_drops=%d partial_writes=%d batches_sent=%d "
+                + "red_dropped=%d xmit_requests_sent=%d xmit_requests_received=%d mfc_blockings=%d",
+                transport.getBundlerType(), bundlerDrops, partialWrites[0], transport.getMessageStats().getNumBatchesSent(),
+                red == null ? -1 : red.getDroppedMessages(), nakack.getXmitRequestsSent(),
+                nakack.getXmitRequestsReceived(), mfc.getNumberOfBlockings());
+    }
+
+    private static long readCounter(Class<?> owner, String name, Object target) {
+        try {
+            Field f = owner.getDeclaredField(name);
+            f.setAccessible(true);
+            return ((java.util.concurrent.atomic.LongAdder) f.get(target)).sum();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     private static String paths(JChannel channel) {
         try {
             Field f = TCP_NIO2.class.getDeclaredField("server");
