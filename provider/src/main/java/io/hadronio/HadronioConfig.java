@@ -44,8 +44,8 @@ import java.util.TreeMap;
  *                         lie in transparent huge pages, which makes large messages over shared memory faster; a
  *                         2 MiB page is resident as a whole once touched (default 32m; 0 turns it off;
  *                         {@code platform/HugePagePool})
- * @param sendBufferBytes  {@code hadronio.send.buffer}: bytes of a connection's send slots, the most its writes take
- *                         before the peer has read them, as the kernel's send buffer does: what the peer's slices
+ * @param sendBufferBytes  {@code hadronio.send.buffer}: bytes of a connection's send slots, the most its non-blocking
+ *                         writes take before the peer has read them, as the kernel's send buffer does: what the peer's slices
  *                         have no room for waits in them (default 2m; at least one slot per slice of the peer)
  */
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,

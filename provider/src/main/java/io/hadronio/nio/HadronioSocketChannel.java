@@ -866,14 +866,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             if (blocking) {
                 begin();
             }
-            total = c.write(srcs, offset, length);
+            total = c.write(srcs, offset, length, !blocking);
             if (blocking) {
                 while (isOpen() && Connection.hasRemaining(srcs, offset, length)) {
                     c.await(Connection.OP_WRITE, Long.MAX_VALUE);
                     if (!isOpen()) {
                         break;
                     }
-                    total += c.write(srcs, offset, length);
+                    total += c.write(srcs, offset, length, false);
                 }
             }
             completed = !Connection.hasRemaining(srcs, offset, length) || !blocking;

@@ -54,8 +54,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * A write copies its bytes into send slots, message {@code m} into slot {@code m % slots}. There
  * are at least as many slots as the peer has slices, and as many more as
  * {@code hadronio.send.buffer} bytes fill: when the peer has no room, messages wait in their
- * slots, the last one taking more bytes until it is full, and go out in order as credits come.
- * So a write takes about as much ahead of a slow reader as the kernel's send buffer would, and
+ * slots, the last one taking more bytes until it is full, and go out in order as credits come
+ * (only a non-blocking write of less than a slice leaves more than one, see {@link #write}).
+ * So a non-blocking write takes about as much ahead of a slow reader as the kernel's send buffer would, and
  * an application that drops what a write does not take (JGroups' TCP_NIO2 keeps five messages,
  * then drops until retransmission) does not lose it. With one slot per peer slice, a full
  * window left one slice's worth: JGroups' multicast on three unpinned members ran at 0.2-0.4x
@@ -192,6 +193,9 @@ public final class Connection implements WorkerGroup.Readiness {
     // slots; all full slices but the last, which holds txTailLength bytes (see Send buffer)
     private int txQueued;
     private int txTailLength;
+    // most messages that may wait: every slot for a non-blocking write, one for a blocking write
+    // (set by each write; see write)
+    private int txQueueLimit = 1;
     private boolean pendingWatched; // the control loop is flushing this connection (see watchSends)
     private long heldBack;        // small writes that waited for a credit (see heldBackWrites)
     // with this many credits or fewer, small writes are coalesced instead of sent one by one: the
@@ -735,13 +739,23 @@ public final class Connection implements WorkerGroup.Readiness {
      * Takes as many bytes as credits allow (copying them into send slots and posting
      * them), without waiting.
      *
+     * A non-blocking write of less than a slice may leave messages waiting in every send slot
+     * (the send buffer): a protocol that writes each message whole (JGroups, RPC frameworks) may
+     * not take a short write well. Any other write leaves one waiting at most, as before the send
+     * buffer: a blocking one then waits for credits, so nothing it was given can be dropped, and a
+     * stream of large writes takes what the peer has room for. A sender that ran the send buffer
+     * ahead of its reader streamed 1 MiB writes 10-25 % slower, its slots cold in the cache by the
+     * time the reader fetched them (docs/benchmarks/apps.md, "The send buffer").
+     *
+     * @param buffered whether this write may use the send buffer (a non-blocking channel's)
      * @return bytes taken, 0 when the peer has no room (back-pressure)
      * @throws IOException when the peer closed or the connection was reset
      */
-    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+    public long write(ByteBuffer[] srcs, int offset, int length, boolean buffered) throws IOException {
         final ReentrantLock l = lock;
         WorkerGroup.acquire(l);
         try {
+            txQueueLimit = buffered && remainingBelow(srcs, offset, length, txSliceSize) ? txSlots : 1;
             if (life.peerLeft()) {
                 return writeAfterPeerLeft(srcs, offset, length);
             }
@@ -782,7 +796,7 @@ public final class Connection implements WorkerGroup.Readiness {
                         continue;
                     }
                     int next = (int) ((txSent + txQueued) % txSlots);
-                    if (txQueued < txSlots && slotFree(next)) {
+                    if (txQueued < txQueueLimit && slotFree(next)) {
                         // filled in the same step: a waiting message is never empty (an empty DATA
                         // message means a bulk message to the reader)
                         txTailLength = gather(srcs, i, end, next * sliceSize, sliceSize);
@@ -812,6 +826,18 @@ public final class Connection implements WorkerGroup.Readiness {
         } finally {
             l.unlock();
         }
+    }
+
+    /** Whether the buffers hold fewer than {@code limit} bytes. */
+    private static boolean remainingBelow(ByteBuffer[] srcs, int offset, int length, int limit) {
+        long n = 0;
+        for (int i = offset; i < offset + length; i++) {
+            n += srcs[i].remaining();
+            if (n >= limit) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Copies up to {@code room} bytes from the buffers into the send area at {@code at}. */
@@ -1169,7 +1195,7 @@ public final class Connection implements WorkerGroup.Readiness {
                     || creditInRequest == NONE || worker.receiveStatus(creditInRequest) != UcsStatus.INPROGRESS) {
                 return true;
             }
-            return txQueued < txSlots && sendDone(txRequests[(int) ((txSent + txQueued) % txSlots)]);
+            return txQueued < txQueueLimit && sendDone(txRequests[(int) ((txSent + txQueued) % txSlots)]);
         }
         // else a write takes bytes exactly when the next slot's send completed (see isReady)
         return sendDone(txRequests[(int) (txSent % txSlots)]);
@@ -1201,7 +1227,7 @@ public final class Connection implements WorkerGroup.Readiness {
             pollCredits();
             if (txQueued > 0) {
                 return txTailLength < txSliceSize || credits() > 0
-                        || (txQueued < txSlots && slotFree((int) ((txSent + txQueued) % txSlots)));
+                        || (txQueued < txQueueLimit && slotFree((int) ((txSent + txQueued) % txSlots)));
             }
             // with or without a credit, a write takes bytes exactly when the next slot is free
             // (without one they wait there for it); a credit alone does not free the slot
