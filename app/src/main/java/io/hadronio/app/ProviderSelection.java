@@ -2,7 +2,7 @@ package io.hadronio.app;
 
 /**
  * Chooses the NIO provider for the commands that run plain NIO code: hadroNIO unless
- * the environment says {@code DISABLE_HADRONIO=true} (then the JDK's), or the JVM was
+ * the environment says {@code DISABLE_HADRONIO=true} (or 1, yes: then the JDK's), or the JVM was
  * started with {@code -Djava.nio.channels.spi.SelectorProvider} already. Must run
  * before the first use of NIO in the JVM.
  */
@@ -17,8 +17,25 @@ public final class ProviderSelection {
         if (System.getProperty(PROPERTY) != null) {
             return;
         }
-        if (!Boolean.parseBoolean(System.getenv("DISABLE_HADRONIO"))) {
+        if (!disabled(System.getenv("DISABLE_HADRONIO"))) {
             System.setProperty(PROPERTY, HADRONIO);
         }
+    }
+
+    /**
+     * What {@code DISABLE_HADRONIO} says: true, 1 or yes disable hadroNIO; false, 0, no or unset
+     * leave it on; anything else is refused (it was read with {@code Boolean.parseBoolean} once,
+     * and {@code DISABLE_HADRONIO=1} silently ran hadroNIO).
+     */
+    static boolean disabled(String value) {
+        if (value == null) {
+            return false;
+        }
+        return switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true", "1", "yes" -> true;
+            case "false", "0", "no", "" -> false;
+            default -> throw new IllegalArgumentException("invalid value for environment variable DISABLE_HADRONIO: '"
+                    + value + "' (expected true or false)");
+        };
     }
 }
