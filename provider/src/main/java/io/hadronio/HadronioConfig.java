@@ -301,6 +301,11 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
         };
     }
 
+    /** A size as the properties take it: 2m, 512k, or bytes. */
+    private static String sizeText(long bytes) {
+        return bytes % (1 << 20) == 0 ? (bytes >> 20) + "m" : bytes % 1024 == 0 ? (bytes >> 10) + "k" : String.valueOf(bytes);
+    }
+
     @Override
     public String toString() {
         return "enabled=" + enabled + ", slice.size=" + sliceSize + ", slice.count=" + sliceCount + ", workers="
@@ -308,9 +313,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 + (polling == Polling.ADAPTIVE ? ", polling.spin=" + spinMicros + "us"
                         + (spinYields ? "" : ", polling.yield=false") : "")
                 + ", handshake.timeout=" + handshakeMillis + "ms, hugepages="
-                + (hugePagesBytes % (1 << 20) == 0 ? (hugePagesBytes >> 20) + "m" : String.valueOf(hugePagesBytes))
-                + ", send.buffer=" + (sendBufferBytes % (1 << 20) == 0 ? (sendBufferBytes >> 20) + "m"
-                        : sendBufferBytes % 1024 == 0 ? (sendBufferBytes >> 10) + "k" : String.valueOf(sendBufferBytes))
+                + sizeText(hugePagesBytes) + ", send.buffer=" + sizeText(sendBufferBytes)
                 + (remoteNetworks.isEmpty() ? "" : ", remote.networks=" + remoteNetworks + ", remote.detect.timeout="
                 + detectMillis + "ms") + (ucx.isEmpty() ? "" : ", ucx=" + ucx);
     }

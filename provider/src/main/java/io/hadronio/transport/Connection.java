@@ -795,7 +795,7 @@ public final class Connection implements WorkerGroup.Readiness {
                         total += filled;
                         continue;
                     }
-                    int next = (int) ((txSent + txQueued) % txSlots);
+                    int next = nextSlot();
                     if (txQueued < txQueueLimit && slotFree(next)) {
                         // filled in the same step: a waiting message is never empty (an empty DATA
                         // message means a bulk message to the reader)
@@ -939,7 +939,7 @@ public final class Connection implements WorkerGroup.Readiness {
             return false;
         }
         for (long request : requests) {
-            if (request != NONE && worker.status(request) == UcsStatus.INPROGRESS) {
+            if (!sendDone(request)) {
                 return true;
             }
         }
@@ -1195,10 +1195,15 @@ public final class Connection implements WorkerGroup.Readiness {
                     || creditInRequest == NONE || worker.receiveStatus(creditInRequest) != UcsStatus.INPROGRESS) {
                 return true;
             }
-            return txQueued < txQueueLimit && sendDone(txRequests[(int) ((txSent + txQueued) % txSlots)]);
+            return txQueued < txQueueLimit && sendDone(txRequests[nextSlot()]);
         }
         // else a write takes bytes exactly when the next slot's send completed (see isReady)
         return sendDone(txRequests[(int) (txSent % txSlots)]);
+    }
+
+    /** The slot of the next message to start: after the posted and the waiting ones. */
+    private int nextSlot() {
+        return (int) ((txSent + txQueued) % txSlots);
     }
 
     private boolean sendDone(long request) {
@@ -1227,7 +1232,7 @@ public final class Connection implements WorkerGroup.Readiness {
             pollCredits();
             if (txQueued > 0) {
                 return txTailLength < txSliceSize || credits() > 0
-                        || (txQueued < txQueueLimit && slotFree((int) ((txSent + txQueued) % txSlots)));
+                        || (txQueued < txQueueLimit && slotFree(nextSlot()));
             }
             // with or without a credit, a write takes bytes exactly when the next slot is free
             // (without one they wait there for it); a credit alone does not free the slot

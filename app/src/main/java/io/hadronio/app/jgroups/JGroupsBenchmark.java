@@ -395,9 +395,7 @@ public final class JGroupsBenchmark implements Callable<Integer> {
         }
         long[] partialWrites = {0};
         try {
-            Field f = TCP_NIO2.class.getDeclaredField("server");
-            f.setAccessible(true);
-            ((BaseServer) f.get(transport)).forAllConnections((address, connection) -> {
+            server(channel).forAllConnections((address, connection) -> {
                 if (connection instanceof NioConnection nio) {
                     partialWrites[0] += nio.numPartialWrites();
                 }
@@ -422,13 +420,17 @@ public final class JGroupsBenchmark implements Callable<Integer> {
         }
     }
 
+    /** TCP_NIO2's server, which holds the member's connections (not public). */
+    private static BaseServer server(JChannel channel) throws ReflectiveOperationException {
+        Field f = TCP_NIO2.class.getDeclaredField("server");
+        f.setAccessible(true);
+        return (BaseServer) f.get(channel.getProtocolStack().getTransport());
+    }
+
     private static String paths(JChannel channel) {
         try {
-            Field f = TCP_NIO2.class.getDeclaredField("server");
-            f.setAccessible(true);
-            BaseServer server = (BaseServer) f.get(channel.getProtocolStack().getTransport());
             List<String> paths = new ArrayList<>();
-            server.forAllConnections((address, connection) -> {
+            server(channel).forAllConnections((address, connection) -> {
                 if (connection instanceof NioConnection nio && nio.key() != null
                         && nio.key().channel() instanceof NetworkChannel n) {
                     paths.add(Transports.path(n));
