@@ -173,8 +173,13 @@ public final class EPollSet implements AutoCloseable {
     }
 
     private int waitOnce(int timeoutMillis) throws IOException {
+        if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
+            // a virtual thread parks until the set is readable, then looks without waiting
+            VirtualThreadParking.parkUntilReadable(epfd, timeoutMillis);
+            timeoutMillis = 0;
+        }
         int n;
-        // a virtual thread must not hold its carrier while it sleeps here
+        // a virtual thread that could not park (VirtualThreadParking out of reach) at least asks for a spare carrier
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
             n = (int) MH$waitFast.invokeExact(epfd, events.address(), capacity, timeoutMillis);

@@ -78,22 +78,44 @@ public final class JdkInternals {
         if (base.isExported(pkg, JdkInternals.class.getModule())) {
             return;
         }
-        try {
-            exportThroughJni(pkg);
-        } catch (Throwable t) {
-            throw new IllegalStateException("exporting " + pkg + " failed: " + t
-                    + "; start the JVM with --add-exports java.base/" + pkg + "=ALL-UNNAMED", t);
-        }
+        addToAllUnnamed(pkg, "implAddExportsToAllUnnamed", "--add-exports");
         if (!base.isExported(pkg, JdkInternals.class.getModule())) {
             throw new IllegalStateException(pkg + " still not exported; start the JVM with "
                     + "--add-exports java.base/" + pkg + "=ALL-UNNAMED");
         }
-        if (LOG.isLoggable(Level.DEBUG)) {
-            LOG.log(Level.DEBUG, "exported java.base/" + pkg + " to the unnamed modules");
+    }
+
+    /**
+     * Opens {@code java.base}'s package {@code pkg} to the unnamed modules unless it already
+     * is ({@code --add-opens java.base/pkg=ALL-UNNAMED}): for a package-private method that a
+     * lookup must reach ({@link VirtualThreadParking}).
+     */
+    static void ensureOpened(String pkg) {
+        Module base = Object.class.getModule();
+        if (base.isOpen(pkg, JdkInternals.class.getModule())) {
+            return;
+        }
+        addToAllUnnamed(pkg, "implAddOpensToAllUnnamed", "--add-opens");
+        if (!base.isOpen(pkg, JdkInternals.class.getModule())) {
+            throw new IllegalStateException(pkg + " still not open; start the JVM with "
+                    + "--add-opens java.base/" + pkg + "=ALL-UNNAMED");
         }
     }
 
-    private static void exportThroughJni(String pkg) throws Throwable {
+    private static void addToAllUnnamed(String pkg, String method, String option) {
+        try {
+            callModuleMethodThroughJni(pkg, method);
+        } catch (Throwable t) {
+            throw new IllegalStateException(method + "(" + pkg + ") failed: " + t
+                    + "; start the JVM with " + option + " java.base/" + pkg + "=ALL-UNNAMED", t);
+        }
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, method + "(" + pkg + ") done");
+        }
+    }
+
+    /** Calls {@code java.base}'s {@code Module.<method>(pkg)} (a private method: JNI does not check access). */
+    private static void callModuleMethodThroughJni(String pkg, String method) throws Throwable {
         Linker linker = Linker.nativeLinker();
         SymbolLookup jvm = SymbolLookup.libraryLookup(
                 System.getProperty("java.home") + "/lib/server/libjvm.so", Arena.global());
@@ -129,7 +151,7 @@ public final class JdkInternals {
             MemorySegment moduleName = arena.allocateFrom("java/lang/Module");
             MemorySegment getModule = arena.allocateFrom("getModule");
             MemorySegment getModuleSig = arena.allocateFrom("()Ljava/lang/Module;");
-            MemorySegment addExports = arena.allocateFrom("implAddExportsToAllUnnamed");
+            MemorySegment addExports = arena.allocateFrom(method);
             MemorySegment addExportsSig = arena.allocateFrom("(Ljava/lang/String;)V");
             MemorySegment packageName = arena.allocateFrom(pkg);
             MemorySegment args = arena.allocate(ADDRESS);
@@ -147,7 +169,7 @@ public final class JdkInternals {
                     addExportsSig);
             if ((byte) exceptionCheck.invokeExact(env) != 0 || addExportsId.equals(MemorySegment.NULL)) {
                 exceptionClear.invokeExact(env);
-                throw new IllegalStateException("Module.implAddExportsToAllUnnamed not found");
+                throw new IllegalStateException("Module." + method + " not found");
             }
             MemorySegment javaBase = (MemorySegment) newGlobalRef.invokeExact(env,
                     (MemorySegment) callObject.invokeExact(env, objectClass, getModuleId, MemorySegment.NULL));
@@ -157,7 +179,7 @@ public final class JdkInternals {
             callVoid.invokeExact(env, javaBase, addExportsId, args);
             if ((byte) exceptionCheck.invokeExact(env) != 0) {
                 exceptionClear.invokeExact(env);
-                throw new IllegalStateException("Module.implAddExportsToAllUnnamed threw");
+                throw new IllegalStateException("Module." + method + " threw");
             }
             // the global references (two classes, a module, a string) are kept: a few bytes, once per JVM
         }

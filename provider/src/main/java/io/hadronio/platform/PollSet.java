@@ -77,8 +77,12 @@ public final class PollSet implements AutoCloseable {
      * @return the number of ready fds, 0 on timeout or EINTR
      */
     public int poll(int timeoutMillis) throws IOException {
+        if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
+            parkUntilReady(timeoutMillis);
+            timeoutMillis = 0;
+        }
         int n;
-        // a virtual thread must not hold its carrier while it sleeps here
+        // a virtual thread that could not park (VirtualThreadParking out of reach) at least asks for a spare carrier
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
             n = (int) MH$poll.invokeExact(errno, fds.address(), (long) size, timeoutMillis);
@@ -97,8 +101,45 @@ public final class PollSet implements AutoCloseable {
         return n;
     }
 
+    /**
+     * A virtual thread sleeps here without holding its carrier ({@link VirtualThreadParking}):
+     * the set's fds go into an epoll set of their own for the sleep, the thread parks until
+     * that is readable, and the fds leave it again, so that no fd stays registered that the
+     * set's owner may close meanwhile (two {@code epoll_ctl} calls per fd and sleep).
+     */
+    private void parkUntilReady(int timeoutMillis) throws IOException {
+        EPollSet p = parking;
+        if (p == null) {
+            parking = p = new EPollSet(size);
+        }
+        if (added.length < size) {
+            added = new boolean[capacity];
+        }
+        for (int i = 0; i < size; i++) {
+            // POLLIN and POLLOUT have the values of EPOLLIN and EPOLLOUT
+            added[i] = p.add(fds.get(JAVA_INT, 8L * i), fds.get(JAVA_SHORT, 8L * i + 4) & (POLLIN | POLLOUT));
+        }
+        try {
+            VirtualThreadParking.parkUntilReadable(p.fd(), timeoutMillis);
+        } finally {
+            for (int i = 0; i < size; i++) {
+                if (added[i]) {
+                    p.remove(fds.get(JAVA_INT, 8L * i));
+                }
+            }
+        }
+    }
+
+    // the epoll set a virtual thread parks on (made at its first sleep), and which fds went into it
+    private EPollSet parking;
+    private boolean[] added = new boolean[0];
+
     @Override
     public void close() {
+        EPollSet p = parking;
+        if (p != null) {
+            p.close();
+        }
         arena.close();
     }
 
@@ -121,6 +162,10 @@ public final class PollSet implements AutoCloseable {
         m.set(JAVA_INT, 0, fd);
         m.set(JAVA_SHORT, 4, events);
         m.set(JAVA_SHORT, 6, (short) 0);
+        if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
+            VirtualThreadParking.parkUntilReady(fd, events, timeoutMillis);
+            timeoutMillis = 0;
+        }
         int n;
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {

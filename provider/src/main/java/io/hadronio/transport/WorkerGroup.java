@@ -1,6 +1,7 @@
 package io.hadronio.transport;
 
 import io.hadronio.platform.CarrierCompensation;
+import io.hadronio.platform.VirtualThreadParking;
 import io.hadronio.platform.RunQueue;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxEndpoint;
@@ -453,8 +454,11 @@ public final class WorkerGroup implements AutoCloseable {
             long napMillis = deadline == Long.MAX_VALUE ? MAX_SLEEP_MILLIS
                     : Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now) / 1_000_000));
             if (watching) {
-                if (armed) {
-                    // a virtual thread must not hold its carrier while it sleeps in UCX's wait
+                if (armed && VirtualThreadParking.applies()) {
+                    // a virtual thread parks: its carrier runs the others meanwhile
+                    VirtualThreadParking.parkUntilReadable(worker.eventFd(), (int) napMillis);
+                } else if (armed) {
+                    // a platform thread, or a virtual thread that cannot park (it asks for a spare carrier)
                     boolean compensated = CarrierCompensation.begin();
                     try {
                         worker.waitForEvents((int) napMillis);
