@@ -174,8 +174,10 @@ public final class EPollSet implements AutoCloseable {
 
     private int waitOnce(int timeoutMillis) throws IOException {
         if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
-            // a virtual thread parks until the set is readable, then looks without waiting
-            VirtualThreadParking.parkUntilReadable(epfd, timeoutMillis);
+            // a virtual thread naps, then parks until the set is readable, then looks without waiting
+            if (PollSet.napOne(epfd, PollSet.POLLIN) == 0) {
+                VirtualThreadParking.parkUntilReadable(epfd, timeoutMillis);
+            }
             timeoutMillis = 0;
         }
         int n;

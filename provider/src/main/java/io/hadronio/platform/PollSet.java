@@ -29,12 +29,19 @@ public final class PollSet implements AutoCloseable {
             Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT),
             Linker.Option.captureCallState("errno"));
+    /** {@snippet lang=c : int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask); } */
+    private static final MethodHandle MH$ppoll = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("ppoll").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+            Linker.Option.captureCallState("errno"));
     private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
             .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
 
     // shared: a selector is often made in one thread and selected in another
     private final Arena arena = Arena.ofShared();
     private final MemorySegment errno = arena.allocate(Linker.Option.captureStateLayout());
+    // struct timespec for a virtual thread's nap
+    private final MemorySegment timespec = arena.allocate(16, 8);
     private MemorySegment fds;
     private int capacity;
     private int size;
@@ -78,6 +85,10 @@ public final class PollSet implements AutoCloseable {
      */
     public int poll(int timeoutMillis) throws IOException {
         if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
+            int ready = nap(errno, fds.address(), size, timespec);
+            if (ready > 0) {
+                return ready;
+            }
             parkUntilReady(timeoutMillis);
             timeoutMillis = 0;
         }
@@ -143,11 +154,53 @@ public final class PollSet implements AutoCloseable {
         arena.close();
     }
 
-    // one pollfd per thread for pollOne, freed by the GC with its thread
+    // one pollfd, errno and timespec per thread for pollOne and napOne, freed by the GC with its thread
     private static final ThreadLocal<MemorySegment[]> ONE = ThreadLocal.withInitial(() -> {
         Arena a = Arena.ofAuto();
-        return new MemorySegment[] {a.allocate(8, 8), a.allocate(Linker.Option.captureStateLayout())};
+        return new MemorySegment[] {a.allocate(8, 8), a.allocate(Linker.Option.captureStateLayout()), a.allocate(16, 8)};
     });
+
+    /**
+     * A virtual thread's nap before it parks ({@link VirtualThreadParking#NAP_NANOS}): a
+     * {@code ppoll(2)} over {@code n} pollfds, in a {@link CarrierCompensation} bracket.
+     *
+     * @return the number of ready fds, 0 on timeout or EINTR
+     */
+    private static int nap(MemorySegment errno, long pollfds, long n, MemorySegment timespec) throws IOException {
+        timespec.set(JAVA_LONG, 0, 0L);
+        timespec.set(JAVA_LONG, 8, VirtualThreadParking.NAP_NANOS);
+        int r;
+        boolean compensated = CarrierCompensation.begin();
+        try {
+            r = (int) MH$ppoll.invokeExact(errno, pollfds, n, timespec.address(), 0L);
+        } catch (Throwable t) {
+            throw new AssertionError("ppoll", t);
+        } finally {
+            CarrierCompensation.end(compensated);
+        }
+        if (r < 0) {
+            int e = errno.get(JAVA_INT, ERRNO_OFFSET);
+            if (e == EINTR) {
+                return 0;
+            }
+            throw new IOException("ppoll failed, errno " + e);
+        }
+        return r;
+    }
+
+    /**
+     * A virtual thread's nap on one fd before it parks on it ({@link VirtualThreadParking#NAP_NANOS}).
+     *
+     * @return the revents, 0 when the nap ended without them
+     */
+    public static short napOne(int fd, short events) throws IOException {
+        MemorySegment[] one = ONE.get();
+        MemorySegment m = one[0];
+        m.set(JAVA_INT, 0, fd);
+        m.set(JAVA_SHORT, 4, events);
+        m.set(JAVA_SHORT, 6, (short) 0);
+        return nap(one[1], m.address(), 1L, one[2]) == 0 ? 0 : m.get(JAVA_SHORT, 6);
+    }
 
     /**
      * Waits until {@code fd} is ready for {@code events} or {@code timeoutMillis} passed,
@@ -163,6 +216,9 @@ public final class PollSet implements AutoCloseable {
         m.set(JAVA_SHORT, 4, events);
         m.set(JAVA_SHORT, 6, (short) 0);
         if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
+            if (nap(one[1], m.address(), 1L, one[2]) > 0) {
+                return m.get(JAVA_SHORT, 6);
+            }
             VirtualThreadParking.parkUntilReady(fd, events, timeoutMillis);
             timeoutMillis = 0;
         }

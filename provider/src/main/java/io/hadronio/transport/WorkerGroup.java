@@ -1,6 +1,7 @@
 package io.hadronio.transport;
 
 import io.hadronio.platform.CarrierCompensation;
+import io.hadronio.platform.PollSet;
 import io.hadronio.platform.VirtualThreadParking;
 import io.hadronio.platform.RunQueue;
 import io.hadronio.ucx.UcxContext;
@@ -455,8 +456,11 @@ public final class WorkerGroup implements AutoCloseable {
                     : Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now) / 1_000_000));
             if (watching) {
                 if (armed && VirtualThreadParking.applies()) {
-                    // a virtual thread parks: its carrier runs the others meanwhile
-                    VirtualThreadParking.parkUntilReadable(worker.eventFd(), (int) napMillis);
+                    // a virtual thread naps, then parks: its carrier runs the others meanwhile
+                    int fd = worker.eventFd();
+                    if (PollSet.napOne(fd, PollSet.POLLIN) == 0) {
+                        VirtualThreadParking.parkUntilReadable(fd, (int) napMillis);
+                    }
                 } else if (armed) {
                     // a platform thread, or a virtual thread that cannot park (it asks for a spare carrier)
                     boolean compensated = CarrierCompensation.begin();
