@@ -44,40 +44,49 @@ public final class VirtualThreadParking {
 
     private static final Logger LOG = System.getLogger(VirtualThreadParking.class.getName());
     private static final String PACKAGE = "sun.nio.ch";
-    // static void Poller.pollSelector(int fdVal, long nanos) throws IOException; null when out of reach
-    private static final MethodHandle POLL_SELECTOR;
-    // static void Poller.poll(int fdVal, int event, long nanos, BooleanSupplier isOpen) throws IOException
-    private static final MethodHandle POLL;
-    // Net.POLLIN and Net.POLLOUT, the events Poller.poll takes
-    private static final int NET_POLLIN;
-    private static final int NET_POLLOUT;
     private static final BooleanSupplier OPEN = () -> true;
 
-    static {
-        MethodHandle selector = null;
-        MethodHandle poll = null;
-        int in = 0;
-        int out = 0;
-        try {
-            JdkInternals.ensureOpened(PACKAGE);
-            Class<?> poller = Class.forName(PACKAGE + ".Poller");
-            MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(poller, MethodHandles.lookup());
-            selector = lookup.findStatic(poller, "pollSelector", MethodType.methodType(void.class, int.class, long.class));
-            poll = lookup.findStatic(poller, "poll",
-                    MethodType.methodType(void.class, int.class, int.class, long.class, BooleanSupplier.class));
-            Class<?> net = Class.forName(PACKAGE + ".Net");
-            MethodHandles.Lookup netLookup = MethodHandles.privateLookupIn(net, MethodHandles.lookup());
-            in = (short) netLookup.findStaticGetter(net, "POLLIN", short.class).invokeExact();
-            out = (short) netLookup.findStaticGetter(net, "POLLOUT", short.class).invokeExact();
-        } catch (Throwable e) {
-            LOG.log(Level.WARNING, "virtual threads that sleep in hadroNIO hold their carrier threads: " + e);
-            selector = null;
-            poll = null;
+    /**
+     * The poller's methods, looked up when a virtual thread first sleeps: looking them up
+     * initializes the JDK's poller, which starts its threads, and a process whose threads
+     * are all platform threads should not get them from us (a soak test counts its threads).
+     */
+    private static final class Handles {
+        // static void Poller.pollSelector(int fdVal, long nanos) throws IOException; null when out of reach
+        static final MethodHandle POLL_SELECTOR;
+        // static void Poller.poll(int fdVal, int event, long nanos, BooleanSupplier isOpen) throws IOException
+        static final MethodHandle POLL;
+        // Net.POLLIN and Net.POLLOUT, the events Poller.poll takes
+        static final int NET_POLLIN;
+        static final int NET_POLLOUT;
+
+        static {
+            MethodHandle selector = null;
+            MethodHandle poll = null;
+            int in = 0;
+            int out = 0;
+            try {
+                JdkInternals.ensureOpened(PACKAGE);
+                Class<?> poller = Class.forName(PACKAGE + ".Poller");
+                MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(poller, MethodHandles.lookup());
+                selector = lookup.findStatic(poller, "pollSelector",
+                        MethodType.methodType(void.class, int.class, long.class));
+                poll = lookup.findStatic(poller, "poll",
+                        MethodType.methodType(void.class, int.class, int.class, long.class, BooleanSupplier.class));
+                Class<?> net = Class.forName(PACKAGE + ".Net");
+                MethodHandles.Lookup netLookup = MethodHandles.privateLookupIn(net, MethodHandles.lookup());
+                in = (short) netLookup.findStaticGetter(net, "POLLIN", short.class).invokeExact();
+                out = (short) netLookup.findStaticGetter(net, "POLLOUT", short.class).invokeExact();
+            } catch (Throwable e) {
+                LOG.log(Level.WARNING, "virtual threads that sleep in hadroNIO hold their carrier threads: " + e);
+                selector = null;
+                poll = null;
+            }
+            POLL_SELECTOR = selector;
+            POLL = poll;
+            NET_POLLIN = in;
+            NET_POLLOUT = out;
         }
-        POLL_SELECTOR = selector;
-        POLL = poll;
-        NET_POLLIN = in;
-        NET_POLLOUT = out;
     }
 
     private VirtualThreadParking() {
@@ -85,12 +94,12 @@ public final class VirtualThreadParking {
 
     /** True when the current thread is virtual and can park here. */
     public static boolean applies() {
-        return POLL_SELECTOR != null && Thread.currentThread().isVirtual();
+        return Thread.currentThread().isVirtual() && Handles.POLL_SELECTOR != null;
     }
 
     /** Whether the JDK's poller is in reach (otherwise {@link #applies()} is always false). */
     public static boolean available() {
-        return POLL_SELECTOR != null;
+        return Handles.POLL_SELECTOR != null;
     }
 
     /**
@@ -104,7 +113,7 @@ public final class VirtualThreadParking {
             return;
         }
         try {
-            POLL_SELECTOR.invokeExact(fd, nanos(timeoutMillis));
+            Handles.POLL_SELECTOR.invokeExact(fd, nanos(timeoutMillis));
         } catch (IOException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -120,9 +129,9 @@ public final class VirtualThreadParking {
         if (timeoutMillis == 0) {
             return;
         }
-        int event = (events & PollSet.POLLOUT) != 0 ? NET_POLLOUT : NET_POLLIN;
+        int event = (events & PollSet.POLLOUT) != 0 ? Handles.NET_POLLOUT : Handles.NET_POLLIN;
         try {
-            POLL.invokeExact(fd, event, nanos(timeoutMillis), OPEN);
+            Handles.POLL.invokeExact(fd, event, nanos(timeoutMillis), OPEN);
         } catch (IOException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
