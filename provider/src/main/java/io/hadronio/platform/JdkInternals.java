@@ -74,15 +74,7 @@ public final class JdkInternals {
      * already is ({@code --add-exports java.base/pkg=ALL-UNNAMED}).
      */
     static void ensureExported(String pkg) {
-        Module base = Object.class.getModule();
-        if (base.isExported(pkg, JdkInternals.class.getModule())) {
-            return;
-        }
-        addToAllUnnamed(pkg, "implAddExportsToAllUnnamed", "--add-exports");
-        if (!base.isExported(pkg, JdkInternals.class.getModule())) {
-            throw new IllegalStateException(pkg + " still not exported; start the JVM with "
-                    + "--add-exports java.base/" + pkg + "=ALL-UNNAMED");
-        }
+        grantToAllUnnamed(pkg, false);
     }
 
     /**
@@ -91,23 +83,26 @@ public final class JdkInternals {
      * lookup must reach ({@link VirtualThreadParking}).
      */
     static void ensureOpened(String pkg) {
-        Module base = Object.class.getModule();
-        if (base.isOpen(pkg, JdkInternals.class.getModule())) {
-            return;
-        }
-        addToAllUnnamed(pkg, "implAddOpensToAllUnnamed", "--add-opens");
-        if (!base.isOpen(pkg, JdkInternals.class.getModule())) {
-            throw new IllegalStateException(pkg + " still not open; start the JVM with "
-                    + "--add-opens java.base/" + pkg + "=ALL-UNNAMED");
-        }
+        grantToAllUnnamed(pkg, true);
     }
 
-    private static void addToAllUnnamed(String pkg, String method, String option) {
+    /** Exports ({@code open} false) or opens {@code pkg} to the unnamed modules, as the launcher's option would. */
+    private static void grantToAllUnnamed(String pkg, boolean open) {
+        Module base = Object.class.getModule();
+        Module us = JdkInternals.class.getModule();
+        if (open ? base.isOpen(pkg, us) : base.isExported(pkg, us)) {
+            return;
+        }
+        String method = open ? "implAddOpensToAllUnnamed" : "implAddExportsToAllUnnamed";
+        String option = (open ? "--add-opens" : "--add-exports") + " java.base/" + pkg + "=ALL-UNNAMED";
         try {
             callModuleMethodThroughJni(pkg, method);
         } catch (Throwable t) {
-            throw new IllegalStateException(method + "(" + pkg + ") failed: " + t
-                    + "; start the JVM with " + option + " java.base/" + pkg + "=ALL-UNNAMED", t);
+            throw new IllegalStateException(method + "(" + pkg + ") failed: " + t + "; start the JVM with " + option, t);
+        }
+        if (!(open ? base.isOpen(pkg, us) : base.isExported(pkg, us))) {
+            throw new IllegalStateException(pkg + " still not " + (open ? "open" : "exported")
+                    + "; start the JVM with " + option);
         }
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, method + "(" + pkg + ") done");

@@ -41,7 +41,7 @@ public final class PollSet implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment errno = arena.allocate(Linker.Option.captureStateLayout());
     // struct timespec for a virtual thread's nap
-    private final MemorySegment timespec = arena.allocate(16, 8);
+    private final MemorySegment timespec = napTimespec(arena);
     private MemorySegment fds;
     private int capacity;
     private int size;
@@ -102,14 +102,19 @@ public final class PollSet implements AutoCloseable {
         } finally {
             CarrierCompensation.end(compensated);
         }
-        if (n < 0) {
-            int e = errno.get(JAVA_INT, ERRNO_OFFSET);
-            if (e == EINTR) {
-                return 0;
-            }
-            throw new IOException("poll failed, errno " + e);
+        return readyOrEintr(n, errno, "poll");
+    }
+
+    /** A call's result, 0 for EINTR; an IOException for any other failure. */
+    private static int readyOrEintr(int r, MemorySegment errno, String call) throws IOException {
+        if (r >= 0) {
+            return r;
         }
-        return n;
+        int e = errno.get(JAVA_INT, ERRNO_OFFSET);
+        if (e == EINTR) {
+            return 0;
+        }
+        throw new IOException(call + " failed, errno " + e);
     }
 
     /**
@@ -154,11 +159,19 @@ public final class PollSet implements AutoCloseable {
         arena.close();
     }
 
-    // one pollfd, errno and timespec per thread for pollOne and napOne, freed by the GC with its thread
+    // one pollfd, errno and timespec per thread for pollOne and sleepOnSet, freed by the GC with its thread
     private static final ThreadLocal<MemorySegment[]> ONE = ThreadLocal.withInitial(() -> {
         Arena a = Arena.ofAuto();
-        return new MemorySegment[] {a.allocate(8, 8), a.allocate(Linker.Option.captureStateLayout()), a.allocate(16, 8)};
+        return new MemorySegment[] {a.allocate(8, 8), a.allocate(Linker.Option.captureStateLayout()), napTimespec(a)};
     });
+
+    /** A {@code struct timespec} of {@link VirtualThreadParking#NAP_NANOS}, written once. */
+    private static MemorySegment napTimespec(Arena arena) {
+        MemorySegment t = arena.allocate(16, 8);
+        t.set(JAVA_LONG, 0, 0L);
+        t.set(JAVA_LONG, 8, VirtualThreadParking.NAP_NANOS);
+        return t;
+    }
 
     /**
      * A virtual thread's nap before it parks ({@link VirtualThreadParking#NAP_NANOS}): a
@@ -167,8 +180,6 @@ public final class PollSet implements AutoCloseable {
      * @return the number of ready fds, 0 on timeout or EINTR
      */
     private static int nap(MemorySegment errno, long pollfds, long n, MemorySegment timespec) throws IOException {
-        timespec.set(JAVA_LONG, 0, 0L);
-        timespec.set(JAVA_LONG, 8, VirtualThreadParking.NAP_NANOS);
         int r;
         boolean compensated = CarrierCompensation.begin();
         try {
@@ -178,28 +189,23 @@ public final class PollSet implements AutoCloseable {
         } finally {
             CarrierCompensation.end(compensated);
         }
-        if (r < 0) {
-            int e = errno.get(JAVA_INT, ERRNO_OFFSET);
-            if (e == EINTR) {
-                return 0;
-            }
-            throw new IOException("ppoll failed, errno " + e);
-        }
-        return r;
+        return readyOrEintr(r, errno, "ppoll");
     }
 
     /**
-     * A virtual thread's nap on one fd before it parks on it ({@link VirtualThreadParking#NAP_NANOS}).
-     *
-     * @return the revents, 0 when the nap ended without them
+     * A virtual thread's sleep on one fd that stands for a set (an epoll fd, a UCX worker's
+     * event fd) until it is readable or {@code timeoutMillis} passed: the nap, then parking
+     * through the JDK's poller as the JDK's selector does. The caller looks afterwards.
      */
-    public static short napOne(int fd, short events) throws IOException {
+    public static void sleepOnSet(int fd, int timeoutMillis) throws IOException {
         MemorySegment[] one = ONE.get();
         MemorySegment m = one[0];
         m.set(JAVA_INT, 0, fd);
-        m.set(JAVA_SHORT, 4, events);
+        m.set(JAVA_SHORT, 4, POLLIN);
         m.set(JAVA_SHORT, 6, (short) 0);
-        return nap(one[1], m.address(), 1L, one[2]) == 0 ? 0 : m.get(JAVA_SHORT, 6);
+        if (nap(one[1], m.address(), 1L, one[2]) == 0) {
+            VirtualThreadParking.parkUntilReadable(fd, timeoutMillis);
+        }
     }
 
     /**
@@ -231,13 +237,6 @@ public final class PollSet implements AutoCloseable {
         } finally {
             CarrierCompensation.end(compensated);
         }
-        if (n < 0) {
-            int e = one[1].get(JAVA_INT, ERRNO_OFFSET);
-            if (e == EINTR) {
-                return 0;
-            }
-            throw new IOException("poll: errno " + e);
-        }
-        return n == 0 ? 0 : m.get(JAVA_SHORT, 6);
+        return readyOrEintr(n, one[1], "poll") == 0 ? 0 : m.get(JAVA_SHORT, 6);
     }
 }

@@ -457,10 +457,7 @@ public final class WorkerGroup implements AutoCloseable {
             if (watching) {
                 if (armed && VirtualThreadParking.applies()) {
                     // a virtual thread naps, then parks: its carrier runs the others meanwhile
-                    int fd = worker.eventFd();
-                    if (PollSet.napOne(fd, PollSet.POLLIN) == 0) {
-                        VirtualThreadParking.parkUntilReadable(fd, (int) napMillis);
-                    }
+                    PollSet.sleepOnSet(worker.eventFd(), (int) napMillis);
                 } else if (armed) {
                     // a platform thread, or a virtual thread that cannot park (it asks for a spare carrier)
                     boolean compensated = CarrierCompensation.begin();
