@@ -705,10 +705,18 @@ public final class Connection implements WorkerGroup.Readiness {
         rxOffset = 0;
     }
 
-    /** Sends a CREDIT message when a quarter of the slices (or, if forced, any) were consumed unreported. */
+    /**
+     * Sends a CREDIT message when a quarter of the slices (or, if forced, any) were consumed
+     * unreported. A credit that cannot go now (all credit slots still in flight), or that UCX did
+     * not finish inside the call, is handed to the control loop ({@link #watchSends}): the reader
+     * that consumed the messages may read no more until the peer sends again, and the peer may
+     * wait for exactly this credit (the eager soak's hang: a reader that had consumed 30
+     * messages and reported 11, all four credit slots held by sends queued while the peer's FIFO
+     * was full, slept for the peer's next message while the peer's writer waited for a credit).
+     */
     private void returnCredits(boolean force) throws UcxException {
         long unreported = rxConsumed - rxCreditsReported;
-        if (unreported == 0 || (!force && unreported < Math.max(1, rxSliceCount / 4)) || endpoint == null) {
+        if (unreported == 0 || (!force && unreported < creditBatch()) || endpoint == null) {
             return;
         }
         for (int k = 0; k < CREDIT_SLOTS; k++) {
@@ -726,11 +734,38 @@ public final class Connection implements WorkerGroup.Readiness {
             if (selfLoop) {
                 group.wakeOthers();
             }
-            creditOutRequests[k] = sent == UcxWorker.COMPLETED ? NONE : sent;
             rxCreditsReported = rxConsumed;
+            if (sent == UcxWorker.COMPLETED) {
+                creditOutRequests[k] = NONE;
+            } else {
+                creditOutRequests[k] = sent;
+                watchSends();
+            }
             return;
         }
-        // all credit slots busy: the next read retries (the count is cumulative)
+        // all credit slots busy: the control loop retries (the count is cumulative)
+        watchSends();
+    }
+
+    /** Consumed messages the reader reports at once: a quarter of the slices. */
+    private int creditBatch() {
+        return Math.max(1, rxSliceCount / 4);
+    }
+
+    /**
+     * Whether the peer still lacks a credit it is owed: a batch consumed and not reported, or a
+     * CREDIT message that UCX has not finished sending (it leaves only while we progress).
+     */
+    private boolean creditsOwed() {
+        if (rxConsumed - rxCreditsReported >= creditBatch()) {
+            return true;
+        }
+        for (long request : creditOutRequests) {
+            if (!sendDone(request)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---- write ---------------------------------------------------------------------------
@@ -913,7 +948,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * progresses our worker every millisecond until nothing that writes accepted is left to
      * send ({@link #flushFromControl}). A blocking write returns once it accepted the bytes,
      * and the application may not call in again, so two kinds of bytes need it: bytes that
-     * wait here for a credit, and a message UCX did not finish inside the send call. Above
+     * wait here for a credit, and a message UCX did not finish inside the send call; so does a
+     * credit we owe the peer ({@link #returnCredits}). Above
      * UCX's eager limit (about 8 KiB on shared memory with UCX 1.13) a message is a
      * rendezvous, and the peer cannot receive it until our worker progresses again (measured
      * between two workers: 8,193 bytes arrived without it, 8,300 never did, with either
@@ -970,7 +1006,8 @@ public final class Connection implements WorkerGroup.Readiness {
             }
             group.progressLocked();
             flushPending();
-            return txQueued > 0 || sendsInFlight();
+            returnCredits(false);
+            return txQueued > 0 || sendsInFlight() || creditsOwed();
         } catch (UcxException | RuntimeException e) {
             return false;
         } finally {
@@ -986,7 +1023,8 @@ public final class Connection implements WorkerGroup.Readiness {
     boolean endFlushWatch() {
         lock.lock();
         try {
-            if (life.state() < ConnectionLifecycle.CLOSING && worker.isOpen() && (txQueued > 0 || sendsInFlight())) {
+            if (life.state() < ConnectionLifecycle.CLOSING && worker.isOpen()
+                    && (txQueued > 0 || sendsInFlight() || creditsOwed())) {
                 return false;
             }
             pendingWatched = false;

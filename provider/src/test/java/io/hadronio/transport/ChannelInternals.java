@@ -25,6 +25,16 @@ public final class ChannelInternals {
         }
     }
 
+    /**
+     * The lock of the worker group that carries the channel's connection: while a test holds
+     * it, nothing progresses that worker (no application thread, not the control loop).
+     */
+    public static java.util.concurrent.locks.ReentrantLock workerLockOf(SocketChannel channel)
+            throws ReflectiveOperationException {
+        Connection c = lifeOf(channel).connection();
+        return (java.util.concurrent.locks.ReentrantLock) field(field(c, "group"), "lock");
+    }
+
     private static Object field(Object owner, String name) throws ReflectiveOperationException {
         Field f = owner.getClass().getDeclaredField(name);
         f.setAccessible(true);
