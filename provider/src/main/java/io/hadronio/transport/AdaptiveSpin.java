@@ -1,7 +1,6 @@
 package io.hadronio.transport;
 
 import io.hadronio.platform.CarrierCompensation;
-import io.hadronio.platform.CompilerActivity;
 import io.hadronio.platform.RunQueue;
 
 /**
@@ -41,13 +40,6 @@ public final class AdaptiveSpin {
      * spinning; docs/benchmarks/apps.md). A blocking ping-pong's answer (~1 us) comes sooner.
      */
     public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 2_000;
-
-    /** A yield that kept the waiter off its core this long lost the core to a thread that computes. */
-    static final long LOST_CORE_NANOS = 1_000_000;
-    /** How long no waiter of the process yields after a yield lost the core to the JIT compiler. */
-    static final long YIELD_BACKOFF_NANOS = 1_000_000_000;
-    // when a yield last lost the core to the compiler (any waiter's: the process's waiters share its cores)
-    private static volatile long yieldLostToCompilerAt = Long.MIN_VALUE / 2;
 
     // the busy window (Long.MAX_VALUE: busy polling; 0: none, hadronio.polling=event)
     private final long windowNanos;
@@ -90,8 +82,7 @@ public final class AdaptiveSpin {
             compensated = CarrierCompensation.beginSpin();
         }
         if (until != Long.MAX_VALUE && (windowOver || spun >= SPIN_BEFORE_CROWD_CHECK_NANOS
-                && (!compensated && Thread.currentThread().isVirtual()
-                || yields && RunQueue.crowded(now)))) {
+                && (!compensated && Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)))) {
             stop();
             return false;
         }
@@ -120,39 +111,16 @@ public final class AdaptiveSpin {
      * (~0.3 us here) when nobody waits, and a ping-pong's answer usually comes before the first
      * one. A bracketed virtual thread yields the core itself: {@code Thread.yield()} would hand
      * over only its carrier.
-     *
-     * <p>A yield can also lose the core for long: to a thread that computes, which keeps it for
-     * the rest of the kernel's time slice, up to a tick (4 ms here), while the answer the waiter
-     * spins for has come. In a young JVM that thread is the JIT compiler on the core the process
-     * is pinned to: every short Netty round-trip run had its p99 at 3.9-4.04 ms. A yield that kept
-     * the waiter away for {@link #LOST_CORE_NANOS} while the compiler is busy ({@link CompilerActivity})
-     * stops yields in the whole process for {@link #YIELD_BACKOFF_NANOS}: waiters spin with a CPU
-     * pause for the rest of their window, then sleep (sleeping at once instead did not help: the
-     * wake-up waited behind the compiler too, p99 2.6-3.6 ms, like the JDK's own). Short Netty
-     * round trips, 12 runs: p99 35-62 us at 64 B and 178-445 us at 4 KiB, means 20-52 us, where
-     * every run had a 3.9-4.04 ms p99 before. Backing off after any long yield, not only one lost
-     * to the compiler, cost Jetty its same-core hand-overs (sequential requests 2.63x the JDK's
-     * instead of 4.40x); docs/benchmarks/netty.md has the measurements.
      */
     private void pause(long spun) {
-        if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS && !compilerTakesYields(start + spun)) {
-            long before = System.nanoTime();
+        if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
             if (compensated) {
                 CarrierCompensation.yieldCore();
             } else {
                 Thread.yield();
             }
-            long after = System.nanoTime();
-            if (after - before >= LOST_CORE_NANOS && CompilerActivity.busy(after)) {
-                yieldLostToCompilerAt = after;
-            }
         } else {
             Thread.onSpinWait();
         }
-    }
-
-    /** Whether a yield lost the core to the JIT compiler less than {@link #YIELD_BACKOFF_NANOS} ago. */
-    private static boolean compilerTakesYields(long now) {
-        return now - yieldLostToCompilerAt < YIELD_BACKOFF_NANOS;
     }
 }
