@@ -757,15 +757,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * CREDIT message that UCX has not finished sending (it leaves only while we progress).
      */
     private boolean creditsOwed() {
-        if (rxConsumed - rxCreditsReported >= creditBatch()) {
-            return true;
-        }
-        for (long request : creditOutRequests) {
-            if (!sendDone(request)) {
-                return true;
-            }
-        }
-        return false;
+        return rxConsumed - rxCreditsReported >= creditBatch() || anyInFlight(creditOutRequests);
     }
 
     // ---- write ---------------------------------------------------------------------------
@@ -970,10 +962,11 @@ public final class Connection implements WorkerGroup.Readiness {
      * next uses the slot releases the request and sees how it ended.
      */
     private boolean sendsInFlight() {
-        final long[] requests = txRequests;
-        if (requests == null) {
-            return false;
-        }
+        return txRequests != null && anyInFlight(txRequests);
+    }
+
+    /** Whether a send among {@code requests} has not completed. Only looks; under the lock. */
+    private boolean anyInFlight(long[] requests) {
         for (long request : requests) {
             if (!sendDone(request)) {
                 return true;
