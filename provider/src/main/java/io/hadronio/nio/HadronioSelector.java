@@ -89,6 +89,8 @@ public final class HadronioSelector extends AbstractSelector {
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     // a selection is sleeping (or about to): wakeup() and interest changes must signal it
     private volatile boolean sleeping;
+    // UCX's refusals to arm a worker in a row with nothing come in (WorkerGroup.REFUSED); selecting thread only
+    private int refusals;
     // our own wake-up fd, polled in every sleep
     private final EventFd wakeFd;
     // this selector among a worker's waiters: others wake it through wakeFd
@@ -453,9 +455,20 @@ public final class HadronioSelector extends AbstractSelector {
                 WorkerGroup g = groups[i];
                 int watch = g.watch(waiter);
                 if (watch == WorkerGroup.LOOK_AGAIN) {
+                    refusals = 0;
                     return;
                 }
-                if (watch == WorkerGroup.WATCHING) {
+                if (watch == WorkerGroup.REFUSED) {
+                    if (++refusals <= WorkerGroup.REFUSALS_BEFORE_NAP) {
+                        return;
+                    }
+                    // a send waits in UCX for the peer, and nothing signals when it goes: look again
+                    // within a millisecond (poll's granularity); a thread that handles events for us
+                    // still wakes us through the worker's event fd (ucp_worker_signal)
+                    timeoutMillis = 1;
+                    pollSet.add(g.eventFd(), PollSet.POLLIN);
+                } else if (watch == WorkerGroup.WATCHING) {
+                    refusals = 0;
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
                 } else {
                     // whoever holds the watch may be a selector that stays away (Waiters, rule 5)

@@ -44,6 +44,19 @@ public final class WorkerGroup implements AutoCloseable {
     private final boolean spinYields;
     // longest single sleep; bounds the cost of any missed wake-up
     private static final int MAX_SLEEP_MILLIS = 50;
+    /**
+     * How many times in a row a waiter looks again at once after UCX refused to arm the worker
+     * with nothing come in ({@link #REFUSED}); after that it naps between looks, from
+     * {@link #MIN_REFUSAL_NAP_NANOS} doubling up to {@link #MAX_REFUSAL_NAP_NANOS}. A refusal
+     * can be a race (a message came in just before), which the next look settles; one that
+     * repeats is a send of ours that waits in UCX for the peer to make room (shared memory
+     * refuses to arm while its pending queue is not empty), and nothing signals when it goes.
+     * Looking again at once for as long as that lasts burned the waiter's core (seen in a
+     * writer that waited for a credit while its peer's FIFO was full).
+     */
+    public static final int REFUSALS_BEFORE_NAP = 2;
+    static final long MIN_REFUSAL_NAP_NANOS = 16_000;
+    static final long MAX_REFUSAL_NAP_NANOS = 1_000_000;
 
     // this worker's UCX address, sent in every handshake
     private final byte[] address;
@@ -344,6 +357,7 @@ public final class WorkerGroup implements AutoCloseable {
     boolean await(Readiness waiter, int op, long deadline) throws IOException {
         BlockedThread me = blockedThreads.get();
         AdaptiveSpin spin = me.spin;
+        me.refusals = 0;
         spin.start(System.nanoTime());
         try {
             while (true) {
@@ -392,6 +406,8 @@ public final class WorkerGroup implements AutoCloseable {
     private final class BlockedThread extends Waiters.Waiter {
         // the thread's spin before it sleeps, reused wait after wait
         final AdaptiveSpin spin = new AdaptiveSpin(spinNanos, spinYields);
+        // UCX's refusals to arm in a row with nothing come in, in this wait (REFUSALS_BEFORE_NAP)
+        int refusals;
         // what the thread waits for (set by it before it enters the waiters)
         Readiness readiness;
         int op;
@@ -455,6 +471,12 @@ public final class WorkerGroup implements AutoCloseable {
             long napMillis = deadline == Long.MAX_VALUE ? MAX_SLEEP_MILLIS
                     : Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now) / 1_000_000));
             if (watching) {
+                if (armed) {
+                    me.refusals = 0;
+                } else if (++me.refusals > REFUSALS_BEFORE_NAP) {
+                    // a send waits in UCX for the peer: look again after a nap, or when woken
+                    LockSupport.parkNanos(this, Math.min(napMillis * 1_000_000L, refusalNapNanos(me.refusals)));
+                }
                 if (armed && VirtualThreadParking.applies()) {
                     // a virtual thread naps, then parks: its carrier runs the others meanwhile
                     PollSet.sleepOnSet(worker.eventFd(), (int) napMillis);
@@ -486,6 +508,11 @@ public final class WorkerGroup implements AutoCloseable {
     public static final int NOT_WATCHING = 0;
     /** {@link #watch}: events came in; look again instead of sleeping. */
     public static final int LOOK_AGAIN = -1;
+    /**
+     * {@link #watch}: UCX refused to arm the worker although nothing came in; look again, after
+     * {@link #REFUSALS_BEFORE_NAP} such refusals in a row not at once ({@link #refusalNapNanos}).
+     */
+    public static final int REFUSED = -2;
 
     /** Counts a selector among the waiters: from now on, others wake it when they handle events. */
     public void enter(Waiters.Waiter w) {
@@ -516,7 +543,17 @@ public final class WorkerGroup implements AutoCloseable {
         if (!waiters.tryWatch(w)) {
             return NOT_WATCHING;
         }
-        return arm() ? WATCHING : LOOK_AGAIN;
+        return arm();
+    }
+
+    /**
+     * How long a waiter naps after its {@code refusals}-th refusal in a row
+     * ({@link #REFUSALS_BEFORE_NAP}): doubling from {@link #MIN_REFUSAL_NAP_NANOS} to
+     * {@link #MAX_REFUSAL_NAP_NANOS}.
+     */
+    public static long refusalNapNanos(int refusals) {
+        int doublings = Math.min(Math.max(0, refusals - REFUSALS_BEFORE_NAP - 1), 6);
+        return Math.min(MAX_REFUSAL_NAP_NANOS, MIN_REFUSAL_NAP_NANOS << doublings);
     }
 
     /**
@@ -524,17 +561,20 @@ public final class WorkerGroup implements AutoCloseable {
      * handled events (they may have made a key ready that the caller already asked: a
      * message that arrived before arming signals nothing, so sleeping now would miss it)
      * or when events are queued; the caller looks again instead of sleeping.
+     *
+     * @return {@link #WATCHING}, {@link #LOOK_AGAIN} (progress handled events) or
+     *         {@link #REFUSED} (UCX refused with nothing come in)
      */
-    private boolean arm() throws IOException {
+    private int arm() throws IOException {
         acquire(lock);
         try {
             if (!worker.isOpen()) {
                 throw new IOException("UCX worker closed");
             }
             if (progressLocked() > 0) {
-                return false;
+                return LOOK_AGAIN;
             }
-            return worker.arm();
+            return worker.arm() ? WATCHING : REFUSED;
         } finally {
             lock.unlock();
         }
