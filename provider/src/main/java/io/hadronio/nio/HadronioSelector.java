@@ -89,8 +89,10 @@ public final class HadronioSelector extends AbstractSelector {
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     // a selection is sleeping (or about to): wakeup() and interest changes must signal it
     private volatile boolean sleeping;
-    // UCX's refusals to arm a worker in a row with nothing come in (WorkerGroup.REFUSED); selecting thread only
+    // UCX's refusals to arm a worker in a row with nothing come in, and when the first came
+    // (WorkerGroup.REFUSED); selecting thread only
     private int refusals;
+    private long refusedSince;
     // our own wake-up fd, polled in every sleep
     private final EventFd wakeFd;
     // this selector among a worker's waiters: others wake it through wakeFd
@@ -451,6 +453,8 @@ public final class HadronioSelector extends AbstractSelector {
             }
             pollSet.clear();
             pollSet.add(wakeFd.fd(), PollSet.POLLIN);
+            // below Long.MAX_VALUE: a worker refused to arm for a while (WorkerGroup.REFUSED)
+            long napNanos = Long.MAX_VALUE;
             for (int i = 0; watchWorkers && i < groups.length; i++) {
                 WorkerGroup g = groups[i];
                 int watch = g.watch(waiter);
@@ -459,13 +463,18 @@ public final class HadronioSelector extends AbstractSelector {
                     return;
                 }
                 if (watch == WorkerGroup.REFUSED) {
-                    if (++refusals <= WorkerGroup.REFUSALS_BEFORE_NAP) {
+                    long at = System.nanoTime();
+                    if (refusals++ == 0) {
+                        refusedSince = at;
+                    }
+                    long nap = g.refusalNapNanos(refusals, at - refusedSince);
+                    if (nap == 0) {
                         return;
                     }
-                    // a send waits in UCX for the peer, and nothing signals when it goes: look again
-                    // within a millisecond (poll's granularity); a thread that handles events for us
-                    // still wakes us through the worker's event fd (ucp_worker_signal)
-                    timeoutMillis = 1;
+                    // a send waits in UCX for the peer, and nothing signals when it goes: a short
+                    // sleep, on the worker's event fd too (a thread that handles events for us
+                    // signals it), then look again
+                    napNanos = Math.min(napNanos, nap);
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
                 } else if (watch == WorkerGroup.WATCHING) {
                     refusals = 0;
@@ -479,7 +488,11 @@ public final class HadronioSelector extends AbstractSelector {
                 }
             }
             int epollAt = epoll.registered() > 0 ? pollSet.add(epoll.fd(), PollSet.POLLIN) : -1;
-            pollSet.poll(timeoutMillis);
+            if (napNanos < Long.MAX_VALUE) {
+                pollSet.pollNanos(napNanos);
+            } else {
+                pollSet.poll(timeoutMillis);
+            }
             wakeUps++;
             if (pollSet.revents(0) != 0) {
                 wakeFd.drain();

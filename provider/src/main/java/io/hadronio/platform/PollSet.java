@@ -42,6 +42,8 @@ public final class PollSet implements AutoCloseable {
     private final MemorySegment errno = arena.allocate(Linker.Option.captureStateLayout());
     // struct timespec for a virtual thread's nap
     private final MemorySegment timespec = napTimespec(arena);
+    // struct timespec for pollNanos, rewritten at each call
+    private final MemorySegment shortWait = arena.allocate(16, 8);
     private MemorySegment fds;
     private int capacity;
     private int size;
@@ -103,6 +105,19 @@ public final class PollSet implements AutoCloseable {
             CarrierCompensation.end(compensated);
         }
         return readyOrEintr(n, errno, "poll");
+    }
+
+    /**
+     * Waits until an fd is ready or {@code nanos} (less than a second) passed: a short wait,
+     * finer than {@link #poll}'s milliseconds. A virtual thread keeps its carrier meanwhile, in
+     * a {@link CarrierCompensation} bracket, as in its nap.
+     *
+     * @return the number of ready fds, 0 on timeout or EINTR
+     */
+    public int pollNanos(long nanos) throws IOException {
+        shortWait.set(JAVA_LONG, 0, 0L);
+        shortWait.set(JAVA_LONG, 8, nanos);
+        return nap(errno, fds.address(), size, shortWait);
     }
 
     /** A call's result, 0 for EINTR; an IOException for any other failure. */

@@ -45,14 +45,15 @@ public final class WorkerGroup implements AutoCloseable {
     // longest single sleep; bounds the cost of any missed wake-up
     private static final int MAX_SLEEP_MILLIS = 50;
     /**
-     * How many times in a row a waiter looks again at once after UCX refused to arm the worker
-     * with nothing come in ({@link #REFUSED}); after that it naps between looks, from
-     * {@link #MIN_REFUSAL_NAP_NANOS} doubling up to {@link #MAX_REFUSAL_NAP_NANOS}. A refusal
-     * can be a race (a message came in just before), which the next look settles; one that
-     * repeats is a send of ours that waits in UCX for the peer to make room (shared memory
-     * refuses to arm while its pending queue is not empty), and nothing signals when it goes.
-     * Looking again at once for as long as that lasts burned the waiter's core (seen in a
-     * writer that waited for a credit while its peer's FIFO was full).
+     * UCX can refuse to arm the worker with nothing come in ({@link #REFUSED}). Mostly that is
+     * a race (a message or a wake-up signal came just before), which the next look settles; a
+     * refusal that goes on is a send of ours that waits in UCX for the peer to make room (shared
+     * memory refuses to arm while its pending queue is not empty), and nothing signals when it
+     * goes. Looking again at once for as long as that lasted burned the waiter's core (seen in a
+     * writer that waited for a credit while its peer's FIFO was full). So a waiter looks again at
+     * once for its first {@code REFUSALS_BEFORE_NAP} refusals in a row and for its spin window
+     * ({@code hadronio.polling.spin}), as it would spin for an event; after that it naps between
+     * looks ({@link #refusalNapNanos}).
      */
     public static final int REFUSALS_BEFORE_NAP = 2;
     static final long MIN_REFUSAL_NAP_NANOS = 16_000;
@@ -406,8 +407,10 @@ public final class WorkerGroup implements AutoCloseable {
     private final class BlockedThread extends Waiters.Waiter {
         // the thread's spin before it sleeps, reused wait after wait
         final AdaptiveSpin spin = new AdaptiveSpin(spinNanos, spinYields);
-        // UCX's refusals to arm in a row with nothing come in, in this wait (REFUSALS_BEFORE_NAP)
+        // UCX's refusals to arm in a row with nothing come in, in this wait, and when the first came
+        // (REFUSALS_BEFORE_NAP)
         int refusals;
+        long refusedSince;
         // what the thread waits for (set by it before it enters the waiters)
         Readiness readiness;
         int op;
@@ -473,9 +476,16 @@ public final class WorkerGroup implements AutoCloseable {
             if (watching) {
                 if (armed) {
                     me.refusals = 0;
-                } else if (++me.refusals > REFUSALS_BEFORE_NAP) {
-                    // a send waits in UCX for the peer: look again after a nap, or when woken
-                    LockSupport.parkNanos(this, Math.min(napMillis * 1_000_000L, refusalNapNanos(me.refusals)));
+                } else {
+                    long at = System.nanoTime();
+                    if (me.refusals++ == 0) {
+                        me.refusedSince = at;
+                    }
+                    long nap = refusalNapNanos(me.refusals, at - me.refusedSince);
+                    if (nap > 0) {
+                        // a send waits in UCX for the peer: look again after a nap, or when woken
+                        LockSupport.parkNanos(this, Math.min(napMillis * 1_000_000L, nap));
+                    }
                 }
                 if (armed && VirtualThreadParking.applies()) {
                     // a virtual thread naps, then parks: its carrier runs the others meanwhile
@@ -509,8 +519,8 @@ public final class WorkerGroup implements AutoCloseable {
     /** {@link #watch}: events came in; look again instead of sleeping. */
     public static final int LOOK_AGAIN = -1;
     /**
-     * {@link #watch}: UCX refused to arm the worker although nothing came in; look again, after
-     * {@link #REFUSALS_BEFORE_NAP} such refusals in a row not at once ({@link #refusalNapNanos}).
+     * {@link #watch}: UCX refused to arm the worker although nothing came in; look again, not at
+     * once when that goes on ({@link #REFUSALS_BEFORE_NAP}, {@link #refusalNapNanos}).
      */
     public static final int REFUSED = -2;
 
@@ -547,13 +557,17 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     /**
-     * How long a waiter naps after its {@code refusals}-th refusal in a row
-     * ({@link #REFUSALS_BEFORE_NAP}): doubling from {@link #MIN_REFUSAL_NAP_NANOS} to
+     * How long a waiter naps before it looks again, after {@code refusals} refusals in a row
+     * ({@link #REFUSED}) over {@code refusedNanos} since the first: 0 (look again at once) for
+     * the first {@link #REFUSALS_BEFORE_NAP} and within the spin window (never when busy
+     * polling); then half the time refused so far, from {@link #MIN_REFUSAL_NAP_NANOS} to
      * {@link #MAX_REFUSAL_NAP_NANOS}.
      */
-    public static long refusalNapNanos(int refusals) {
-        int doublings = Math.min(Math.max(0, refusals - REFUSALS_BEFORE_NAP - 1), 6);
-        return Math.min(MAX_REFUSAL_NAP_NANOS, MIN_REFUSAL_NAP_NANOS << doublings);
+    public long refusalNapNanos(int refusals, long refusedNanos) {
+        if (refusals <= REFUSALS_BEFORE_NAP || refusedNanos < spinNanos) {
+            return 0;
+        }
+        return Math.min(MAX_REFUSAL_NAP_NANOS, Math.max(MIN_REFUSAL_NAP_NANOS, refusedNanos / 2));
     }
 
     /**
