@@ -3,7 +3,6 @@ package io.hadronio.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import io.hadronio.HadronioSocketOptions;
 import java.io.EOFException;
@@ -16,7 +15,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -47,16 +45,6 @@ class CreditReturnTest {
     // more than UCX's shared-memory FIFO holds (64 elements by default): the rest wait in UCX
     private static final int FILLERS = 80;
 
-    private static HadronioProvider provider(int sliceCount) {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "false");
-        // every message eager (as in the soak's eager pass): no rendezvous needs the writer's progress
-        p.setProperty(HadronioConfig.UCX_PREFIX + "RNDV_THRESH", "inf");
-        p.setProperty("hadronio.slice.count", Integer.toString(sliceCount));
-        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
-        assertTrue(provider.isAccelerated());
-        return provider;
-    }
 
     private static byte at(long offset) {
         return (byte) (offset * 31 + 7);
@@ -65,8 +53,8 @@ class CreditReturnTest {
     @Test
     void shouldReturnEveryCreditThatCouldNotGoWhenItWasDue() throws Exception {
         // the writer takes 4 x 32 messages: the reader's fillers all go out at once
-        HadronioProvider writerSide = provider(32);
-        HadronioProvider readerSide = provider(8);
+        HadronioProvider writerSide = EagerProviders.eager(32);
+        HadronioProvider readerSide = EagerProviders.eager(8);
         try (ServerSocketChannel server = readerSide.openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             try (SocketChannel writer = writerSide.openSocketChannel()) {

@@ -3,7 +3,6 @@ package io.hadronio.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import io.hadronio.HadronioSocketOptions;
 import java.lang.management.ManagementFactory;
@@ -14,7 +13,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -39,15 +37,6 @@ class WaitBehindAFullPeerTest {
     private static final int FILLERS = 80;
     private static final long WATCHED_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private static HadronioProvider provider(int sliceCount) {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "false");
-        p.setProperty(HadronioConfig.UCX_PREFIX + "RNDV_THRESH", "inf");
-        p.setProperty("hadronio.slice.count", Integer.toString(sliceCount));
-        HadronioProvider provider = new HadronioProvider(HadronioConfig.from(p));
-        assertTrue(provider.isAccelerated());
-        return provider;
-    }
 
     /** What the waiting side does while the peer stands still; returns when it waits. */
     private interface Wait {
@@ -81,8 +70,8 @@ class WaitBehindAFullPeerTest {
 
     private static void runWithStillPeer(Wait wait) throws Exception {
         // the still side takes 4 x 32 messages: the fillers all leave our window at once
-        HadronioProvider stillSide = provider(32);
-        HadronioProvider waitingSide = provider(8);
+        HadronioProvider stillSide = EagerProviders.eager(32);
+        HadronioProvider waitingSide = EagerProviders.eager(8);
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         assertTrue(threads.isCurrentThreadCpuTimeSupported());
         try (ServerSocketChannel server = waitingSide.openServerSocketChannel()) {
