@@ -89,10 +89,6 @@ public final class HadronioSelector extends AbstractSelector {
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     // a selection is sleeping (or about to): wakeup() and interest changes must signal it
     private volatile boolean sleeping;
-    // UCX's refusals to arm a worker in a row with nothing come in, and when the first came
-    // (WorkerGroup.REFUSED); selecting thread only
-    private int refusals;
-    private long refusedSince;
     // our own wake-up fd, polled in every sleep
     private final EventFd wakeFd;
     // this selector among a worker's waiters: others wake it through wakeFd
@@ -459,15 +455,11 @@ public final class HadronioSelector extends AbstractSelector {
                 WorkerGroup g = groups[i];
                 int watch = g.watch(waiter);
                 if (watch == WorkerGroup.LOOK_AGAIN) {
-                    refusals = 0;
+                    spin.clearRefusals();
                     return;
                 }
                 if (watch == WorkerGroup.REFUSED) {
-                    long at = System.nanoTime();
-                    if (refusals++ == 0) {
-                        refusedSince = at;
-                    }
-                    long nap = g.refusalNapNanos(refusals, at - refusedSince);
+                    long nap = spin.napAfterRefusal(System.nanoTime());
                     if (nap == 0) {
                         return;
                     }
@@ -477,7 +469,7 @@ public final class HadronioSelector extends AbstractSelector {
                     napNanos = Math.min(napNanos, nap);
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
                 } else if (watch == WorkerGroup.WATCHING) {
-                    refusals = 0;
+                    spin.clearRefusals();
                     pollSet.add(g.eventFd(), PollSet.POLLIN);
                 } else {
                     // whoever holds the watch may be a selector that stays away (Waiters, rule 5)

@@ -41,6 +41,11 @@ public final class AdaptiveSpin {
      */
     public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 2_000;
 
+    /** Refusals to arm in a row that a waiter always looks at again at once ({@link #napAfterRefusal}). */
+    static final int REFUSALS_BEFORE_NAP = 2;
+    static final long MIN_REFUSAL_NAP_NANOS = 16_000;
+    static final long MAX_REFUSAL_NAP_NANOS = 1_000_000;
+
     // the busy window (Long.MAX_VALUE: busy polling; 0: none, hadronio.polling=event)
     private final long windowNanos;
     // hadronio.polling.yield: yield the core after the first microseconds, and ask RunQueue
@@ -50,6 +55,9 @@ public final class AdaptiveSpin {
     private long until;
     // this wait's spin is in a CarrierCompensation.beginSpin bracket
     private boolean compensated;
+    // UCX's refusals to arm in a row with nothing come in, and when the first came (napAfterRefusal)
+    private int refusals;
+    private long refusedSince;
 
     public AdaptiveSpin(long windowNanos, boolean yields) {
         this.windowNanos = windowNanos;
@@ -88,6 +96,35 @@ public final class AdaptiveSpin {
         }
         pause(spun);
         return true;
+    }
+
+    /**
+     * UCX refused to arm the worker at {@code now} although nothing came in
+     * ({@link WorkerGroup#REFUSED}); returns how long to nap before looking again, 0 to look
+     * again at once. Mostly a refusal is a race (a message or a wake-up signal came just
+     * before), which the next look settles; a refusal that goes on is a send of ours that waits
+     * in UCX for the peer to make room (shared memory refuses to arm while its pending queue is
+     * not empty), and nothing signals when it goes. Looking again at once for as long as that
+     * lasted burned the waiter's core (a writer that waited for a credit while its peer's FIFO
+     * was full). So the waiter looks again at once for the first
+     * {@link #REFUSALS_BEFORE_NAP} refusals in a row and for its window, as it would spin for an
+     * event (never napping when busy polling); then it naps half the time refused so far, from
+     * {@link #MIN_REFUSAL_NAP_NANOS} to {@link #MAX_REFUSAL_NAP_NANOS}.
+     */
+    public long napAfterRefusal(long now) {
+        if (refusals++ == 0) {
+            refusedSince = now;
+        }
+        long refused = now - refusedSince;
+        if (refusals <= REFUSALS_BEFORE_NAP || refused < windowNanos) {
+            return 0;
+        }
+        return Math.min(MAX_REFUSAL_NAP_NANOS, Math.max(MIN_REFUSAL_NAP_NANOS, refused / 2));
+    }
+
+    /** UCX armed the worker, or events came in: a run of refusals ends ({@link #napAfterRefusal}). */
+    public void clearRefusals() {
+        refusals = 0;
     }
 
     /** Ends the wait's bracket, if it has one: before the waiter returns, however it returns. */

@@ -44,20 +44,6 @@ public final class WorkerGroup implements AutoCloseable {
     private final boolean spinYields;
     // longest single sleep; bounds the cost of any missed wake-up
     private static final int MAX_SLEEP_MILLIS = 50;
-    /**
-     * UCX can refuse to arm the worker with nothing come in ({@link #REFUSED}). Mostly that is
-     * a race (a message or a wake-up signal came just before), which the next look settles; a
-     * refusal that goes on is a send of ours that waits in UCX for the peer to make room (shared
-     * memory refuses to arm while its pending queue is not empty), and nothing signals when it
-     * goes. Looking again at once for as long as that lasted burned the waiter's core (seen in a
-     * writer that waited for a credit while its peer's FIFO was full). So a waiter looks again at
-     * once for its first {@code REFUSALS_BEFORE_NAP} refusals in a row and for its spin window
-     * ({@code hadronio.polling.spin}), as it would spin for an event; after that it naps between
-     * looks ({@link #refusalNapNanos}).
-     */
-    public static final int REFUSALS_BEFORE_NAP = 2;
-    static final long MIN_REFUSAL_NAP_NANOS = 16_000;
-    static final long MAX_REFUSAL_NAP_NANOS = 1_000_000;
 
     // this worker's UCX address, sent in every handshake
     private final byte[] address;
@@ -358,7 +344,7 @@ public final class WorkerGroup implements AutoCloseable {
     boolean await(Readiness waiter, int op, long deadline) throws IOException {
         BlockedThread me = blockedThreads.get();
         AdaptiveSpin spin = me.spin;
-        me.refusals = 0;
+        spin.clearRefusals();
         spin.start(System.nanoTime());
         try {
             while (true) {
@@ -407,10 +393,6 @@ public final class WorkerGroup implements AutoCloseable {
     private final class BlockedThread extends Waiters.Waiter {
         // the thread's spin before it sleeps, reused wait after wait
         final AdaptiveSpin spin = new AdaptiveSpin(spinNanos, spinYields);
-        // UCX's refusals to arm in a row with nothing come in, in this wait, and when the first came
-        // (REFUSALS_BEFORE_NAP)
-        int refusals;
-        long refusedSince;
         // what the thread waits for (set by it before it enters the waiters)
         Readiness readiness;
         int op;
@@ -475,13 +457,9 @@ public final class WorkerGroup implements AutoCloseable {
                     : Math.max(1, Math.min(MAX_SLEEP_MILLIS, (deadline - now) / 1_000_000));
             if (watching) {
                 if (armed) {
-                    me.refusals = 0;
+                    me.spin.clearRefusals();
                 } else {
-                    long at = System.nanoTime();
-                    if (me.refusals++ == 0) {
-                        me.refusedSince = at;
-                    }
-                    long nap = refusalNapNanos(me.refusals, at - me.refusedSince);
+                    long nap = me.spin.napAfterRefusal(System.nanoTime());
                     if (nap > 0) {
                         // a send waits in UCX for the peer: look again after a nap, or when woken
                         LockSupport.parkNanos(this, Math.min(napMillis * 1_000_000L, nap));
@@ -520,7 +498,7 @@ public final class WorkerGroup implements AutoCloseable {
     public static final int LOOK_AGAIN = -1;
     /**
      * {@link #watch}: UCX refused to arm the worker although nothing came in; look again, not at
-     * once when that goes on ({@link #REFUSALS_BEFORE_NAP}, {@link #refusalNapNanos}).
+     * once when that goes on ({@link AdaptiveSpin#napAfterRefusal}).
      */
     public static final int REFUSED = -2;
 
@@ -554,20 +532,6 @@ public final class WorkerGroup implements AutoCloseable {
             return NOT_WATCHING;
         }
         return arm();
-    }
-
-    /**
-     * How long a waiter naps before it looks again, after {@code refusals} refusals in a row
-     * ({@link #REFUSED}) over {@code refusedNanos} since the first: 0 (look again at once) for
-     * the first {@link #REFUSALS_BEFORE_NAP} and within the spin window (never when busy
-     * polling); then half the time refused so far, from {@link #MIN_REFUSAL_NAP_NANOS} to
-     * {@link #MAX_REFUSAL_NAP_NANOS}.
-     */
-    public long refusalNapNanos(int refusals, long refusedNanos) {
-        if (refusals <= REFUSALS_BEFORE_NAP || refusedNanos < spinNanos) {
-            return 0;
-        }
-        return Math.min(MAX_REFUSAL_NAP_NANOS, Math.max(MIN_REFUSAL_NAP_NANOS, refusedNanos / 2));
     }
 
     /**

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
  * burn its core. UCX's shared memory refuses to arm the worker while a send waits for room in
  * the peer's FIFO, and nothing signals when the room comes; a waiter that looked again at once
  * after every refusal spun for as long as the peer did not drain its FIFO (seen in the eager
- * soak's hang, docs/RELIABILITY.md). It now naps between looks (WorkerGroup.REFUSALS_BEFORE_NAP).
+ * soak's hang, docs/RELIABILITY.md). It now naps between looks (AdaptiveSpin.napAfterRefusal).
  *
  * <p>Two providers, as two JVMs would have. The test holds the peer's worker still (its lock)
  * and fills its FIFO with small messages, so that the last of them wait in UCX; then a thread
