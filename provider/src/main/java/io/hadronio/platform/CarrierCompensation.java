@@ -1,10 +1,9 @@
 package io.hadronio.platform;
 
+import io.hadronio.ucx.WordCalls;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -48,7 +47,7 @@ public final class CarrierCompensation {
     // int sched_yield(void)
     private static final MethodHandle SCHED_YIELD = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("sched_yield").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT));
+            WordCalls.word(0));
 
     static {
         MethodHandle begin = null;
@@ -168,7 +167,7 @@ public final class CarrierCompensation {
      */
     public static void yieldCore() {
         try {
-            int ignored = (int) SCHED_YIELD.invokeExact();
+            long ignored = (long) SCHED_YIELD.invokeExact();
         } catch (Throwable t) {
             throw new AssertionError("sched_yield", t);
         }

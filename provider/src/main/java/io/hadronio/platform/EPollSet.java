@@ -4,9 +4,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
+import io.hadronio.ucx.WordCalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -42,21 +42,21 @@ public final class EPollSet implements AutoCloseable {
             .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
     private static final MethodHandle MH$create = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_create1").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT), ERRNO);
+            WordCalls.word(1), ERRNO);
     private static final MethodHandle MH$ctl = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_ctl").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG), ERRNO);
+            WordCalls.word(4), ERRNO);
     private static final MethodHandle MH$wait = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_wait").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT), ERRNO);
+            WordCalls.word(4), ERRNO);
     // the same without capturing errno: a capture segment costs an allocation per call until C2
     // has compiled the caller (the selection passes' hot path); errno is asked again on failure
     private static final MethodHandle MH$waitFast = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_wait").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT));
+            WordCalls.word(4));
     private static final MethodHandle MH$close = LINKER.downcallHandle(
             LINKER.defaultLookup().find("close").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            WordCalls.word(1));
 
     // shared: a selector is often made in one thread and selected in another
     private final Arena arena = Arena.ofShared();
@@ -71,7 +71,7 @@ public final class EPollSet implements AutoCloseable {
     public EPollSet(int initialCapacity) throws IOException {
         int fd;
         try {
-            fd = (int) MH$create.invokeExact(errno, EPOLL_CLOEXEC);
+            fd = (int) (long) MH$create.invokeExact(errno, (long) EPOLL_CLOEXEC);
         } catch (Throwable t) {
             throw new AssertionError("epoll_create1", t);
         }
@@ -145,7 +145,7 @@ public final class EPollSet implements AutoCloseable {
         one.set(JAVA_LONG_UNALIGNED, DATA_OFFSET, fd);
         int r;
         try {
-            r = (int) MH$ctl.invokeExact(errno, epfd, op, fd, one.address());
+            r = (int) (long) MH$ctl.invokeExact(errno, (long) epfd, (long) op, (long) fd, one.address());
         } catch (Throwable t) {
             throw new AssertionError("epoll_ctl", t);
         }
@@ -182,10 +182,10 @@ public final class EPollSet implements AutoCloseable {
         // a virtual thread that could not park (VirtualThreadParking out of reach) at least asks for a spare carrier
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
-            n = (int) MH$waitFast.invokeExact(epfd, events.address(), capacity, timeoutMillis);
+            n = (int) (long) MH$waitFast.invokeExact((long) epfd, events.address(), (long) capacity, (long) timeoutMillis);
             if (n < 0) {
                 // learn why: once more, without waiting, with errno captured
-                n = (int) MH$wait.invokeExact(errno, epfd, events.address(), capacity, 0);
+                n = (int) (long) MH$wait.invokeExact(errno, (long) epfd, events.address(), (long) capacity, 0L);
             }
         } catch (Throwable t) {
             throw new AssertionError("epoll_wait", t);
@@ -219,7 +219,7 @@ public final class EPollSet implements AutoCloseable {
         }
         closed = true;
         try {
-            int ignored = (int) MH$close.invokeExact(epfd);
+            long ignored = (long) MH$close.invokeExact((long) epfd);
         } catch (Throwable t) {
             throw new AssertionError("close", t);
         }

@@ -3,8 +3,8 @@ package io.hadronio.platform;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.hadronio.ucx.WordCalls;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -42,15 +42,15 @@ public final class HugePagePool {
     /** {@snippet lang=c : void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset); } */
     private static final MethodHandle MH$mmap = LINKER.downcallHandle(
             LINKER.defaultLookup().find("mmap").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+            WordCalls.word(6));
     /** {@snippet lang=c : int munmap(void *addr, size_t length); } */
     private static final MethodHandle MH$munmap = LINKER.downcallHandle(
             LINKER.defaultLookup().find("munmap").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
     /** {@snippet lang=c : int madvise(void *addr, size_t length, int advice); } */
     private static final MethodHandle MH$madvise = LINKER.downcallHandle(
             LINKER.defaultLookup().find("madvise").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+            WordCalls.word(3));
     private static final int PROT_READ_WRITE = 0x1 | 0x2;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
     private static final int MADV_HUGEPAGE = 14;
@@ -183,7 +183,7 @@ public final class HugePagePool {
     private static long mapChunk() {
         try {
             // map twice the size and cut off what lies before and after an aligned chunk
-            long base = (long) MH$mmap.invokeExact(0L, 2 * CHUNK, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
+            long base = (long) MH$mmap.invokeExact(0L, 2 * CHUNK, (long) PROT_READ_WRITE, (long) MAP_PRIVATE_ANONYMOUS, -1L, 0L);
             if (base == -1L || base == 0L) {
                 return 0;
             }
@@ -196,7 +196,7 @@ public final class HugePagePool {
                 unmap(aligned + CHUNK, end - (aligned + CHUNK));
             }
             // refused (a kernel built without it): ordinary pages, still correct
-            int ignored = (int) MH$madvise.invokeExact(aligned, CHUNK, MADV_HUGEPAGE);
+            long ignored = (long) MH$madvise.invokeExact(aligned, CHUNK, (long) MADV_HUGEPAGE);
             return aligned;
         } catch (Throwable t) {
             throw new AssertionError("mmap", t);
@@ -205,7 +205,7 @@ public final class HugePagePool {
 
     private static void unmap(long address, long length) {
         try {
-            int r = (int) MH$munmap.invokeExact(address, length);
+            int r = (int) (long) MH$munmap.invokeExact(address, length);
             if (r != 0) {
                 throw new IllegalStateException("munmap(0x" + Long.toHexString(address) + ", " + length + ") failed");
             }

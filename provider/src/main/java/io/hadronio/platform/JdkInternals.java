@@ -1,9 +1,10 @@
 package io.hadronio.platform;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.hadronio.ucx.WordCalls;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
@@ -109,70 +110,65 @@ public final class JdkInternals {
         }
     }
 
-    /** Calls {@code java.base}'s {@code Module.<method>(pkg)} (a private method: JNI does not check access). */
+    /**
+     * Calls {@code java.base}'s {@code Module.<method>(pkg)} (a private method: JNI does not check access).
+     * Every JNI function is called with one of the shared word descriptors ({@link WordCalls}): its
+     * pointers as addresses, its {@code jint} widened, its {@code jboolean} the low byte of the result.
+     */
     private static void callModuleMethodThroughJni(String pkg, String method) throws Throwable {
         Linker linker = Linker.nativeLinker();
         SymbolLookup jvm = SymbolLookup.libraryLookup(
                 System.getProperty("java.home") + "/lib/server/libjvm.so", Arena.global());
-        MethodHandle getVms = linker.downcallHandle(jvm.find("JNI_GetCreatedJavaVMs").orElseThrow(),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+        MethodHandle getVms = linker.downcallHandle(jvm.find("JNI_GetCreatedJavaVMs").orElseThrow(), WordCalls.word(3));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment vmOut = arena.allocate(ADDRESS);
             MemorySegment count = arena.allocate(JAVA_INT);
-            check((int) getVms.invokeExact(vmOut, 1, count) == 0 && count.get(JAVA_INT, 0) == 1, "JNI_GetCreatedJavaVMs");
+            check((int) (long) getVms.invokeExact(vmOut.address(), 1L, count.address()) == 0
+                    && count.get(JAVA_INT, 0) == 1, "JNI_GetCreatedJavaVMs");
             MemorySegment vm = vmOut.get(ADDRESS, 0).reinterpret(8);
             MemorySegment vmFunctions = vm.get(ADDRESS, 0).reinterpret(8L * 8);
-            MethodHandle getEnv = linker.downcallHandle(vmFunctions.getAtIndex(ADDRESS, VM_GET_ENV),
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+            MethodHandle getEnv = linker.downcallHandle(vmFunctions.getAtIndex(ADDRESS, VM_GET_ENV), WordCalls.word(3));
             MemorySegment envOut = arena.allocate(ADDRESS);
-            check((int) getEnv.invokeExact(vm, envOut, JNI_VERSION) == 0, "GetEnv");
-            MemorySegment env = envOut.get(ADDRESS, 0).reinterpret(8);
-            MemorySegment fns = env.get(ADDRESS, 0).reinterpret(8L * 240);
+            check((int) (long) getEnv.invokeExact(vm.address(), envOut.address(), (long) JNI_VERSION) == 0, "GetEnv");
+            MemorySegment envSegment = envOut.get(ADDRESS, 0).reinterpret(8);
+            long env = envSegment.address();
+            MemorySegment fns = envSegment.get(ADDRESS, 0).reinterpret(8L * 240);
 
-            MethodHandle findClass = fn(linker, fns, ENV_FIND_CLASS, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
-            MethodHandle newGlobalRef = fn(linker, fns, ENV_NEW_GLOBAL_REF, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
-            MethodHandle getMethodId = fn(linker, fns, ENV_GET_METHOD_ID,
-                    FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-            MethodHandle callObject = fn(linker, fns, ENV_CALL_OBJECT_METHOD_A,
-                    FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-            MethodHandle callVoid = fn(linker, fns, ENV_CALL_VOID_METHOD_A,
-                    FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-            MethodHandle newString = fn(linker, fns, ENV_NEW_STRING_UTF, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
-            MethodHandle exceptionCheck = fn(linker, fns, ENV_EXCEPTION_CHECK, FunctionDescriptor.of(JAVA_BYTE, ADDRESS));
-            MethodHandle exceptionClear = fn(linker, fns, ENV_EXCEPTION_CLEAR, FunctionDescriptor.ofVoid(ADDRESS));
+            MethodHandle findClass = fn(linker, fns, ENV_FIND_CLASS, WordCalls.word(2));
+            MethodHandle newGlobalRef = fn(linker, fns, ENV_NEW_GLOBAL_REF, WordCalls.word(2));
+            MethodHandle getMethodId = fn(linker, fns, ENV_GET_METHOD_ID, WordCalls.word(4));
+            MethodHandle callObject = fn(linker, fns, ENV_CALL_OBJECT_METHOD_A, WordCalls.word(4));
+            MethodHandle callVoid = fn(linker, fns, ENV_CALL_VOID_METHOD_A, WordCalls.noResult(4));
+            MethodHandle newString = fn(linker, fns, ENV_NEW_STRING_UTF, WordCalls.word(2));
+            MethodHandle exceptionCheck = fn(linker, fns, ENV_EXCEPTION_CHECK, WordCalls.word(1));
+            MethodHandle exceptionClear = fn(linker, fns, ENV_EXCEPTION_CLEAR, WordCalls.noResult(1));
 
-            MemorySegment objectName = arena.allocateFrom("java/lang/Object");
-            MemorySegment className = arena.allocateFrom("java/lang/Class");
-            MemorySegment moduleName = arena.allocateFrom("java/lang/Module");
-            MemorySegment getModule = arena.allocateFrom("getModule");
-            MemorySegment getModuleSig = arena.allocateFrom("()Ljava/lang/Module;");
-            MemorySegment addExports = arena.allocateFrom(method);
-            MemorySegment addExportsSig = arena.allocateFrom("(Ljava/lang/String;)V");
-            MemorySegment packageName = arena.allocateFrom(pkg);
+            long objectName = arena.allocateFrom("java/lang/Object").address();
+            long className = arena.allocateFrom("java/lang/Class").address();
+            long moduleName = arena.allocateFrom("java/lang/Module").address();
+            long getModule = arena.allocateFrom("getModule").address();
+            long getModuleSig = arena.allocateFrom("()Ljava/lang/Module;").address();
+            long addExports = arena.allocateFrom(method).address();
+            long addExportsSig = arena.allocateFrom("(Ljava/lang/String;)V").address();
+            long packageName = arena.allocateFrom(pkg).address();
             MemorySegment args = arena.allocate(ADDRESS);
 
-            MemorySegment objectClass = (MemorySegment) newGlobalRef.invokeExact(env,
-                    (MemorySegment) findClass.invokeExact(env, objectName));
-            MemorySegment classClass = (MemorySegment) newGlobalRef.invokeExact(env,
-                    (MemorySegment) findClass.invokeExact(env, className));
-            MemorySegment moduleClass = (MemorySegment) newGlobalRef.invokeExact(env,
-                    (MemorySegment) findClass.invokeExact(env, moduleName));
-            check(!objectClass.equals(MemorySegment.NULL) && !classClass.equals(MemorySegment.NULL)
-                    && !moduleClass.equals(MemorySegment.NULL), "FindClass");
-            MemorySegment getModuleId = (MemorySegment) getMethodId.invokeExact(env, classClass, getModule, getModuleSig);
-            MemorySegment addExportsId = (MemorySegment) getMethodId.invokeExact(env, moduleClass, addExports,
-                    addExportsSig);
-            if ((byte) exceptionCheck.invokeExact(env) != 0 || addExportsId.equals(MemorySegment.NULL)) {
+            long objectClass = (long) newGlobalRef.invokeExact(env, (long) findClass.invokeExact(env, objectName));
+            long classClass = (long) newGlobalRef.invokeExact(env, (long) findClass.invokeExact(env, className));
+            long moduleClass = (long) newGlobalRef.invokeExact(env, (long) findClass.invokeExact(env, moduleName));
+            check(objectClass != 0 && classClass != 0 && moduleClass != 0, "FindClass");
+            long getModuleId = (long) getMethodId.invokeExact(env, classClass, getModule, getModuleSig);
+            long addExportsId = (long) getMethodId.invokeExact(env, moduleClass, addExports, addExportsSig);
+            if ((byte) (long) exceptionCheck.invokeExact(env) != 0 || addExportsId == 0) {
                 exceptionClear.invokeExact(env);
                 throw new IllegalStateException("Module." + method + " not found");
             }
-            MemorySegment javaBase = (MemorySegment) newGlobalRef.invokeExact(env,
-                    (MemorySegment) callObject.invokeExact(env, objectClass, getModuleId, MemorySegment.NULL));
-            MemorySegment name = (MemorySegment) newGlobalRef.invokeExact(env,
-                    (MemorySegment) newString.invokeExact(env, packageName));
-            args.set(ADDRESS, 0, name);
-            callVoid.invokeExact(env, javaBase, addExportsId, args);
-            if ((byte) exceptionCheck.invokeExact(env) != 0) {
+            long javaBase = (long) newGlobalRef.invokeExact(env,
+                    (long) callObject.invokeExact(env, objectClass, getModuleId, 0L));
+            long name = (long) newGlobalRef.invokeExact(env, (long) newString.invokeExact(env, packageName));
+            args.set(JAVA_LONG, 0, name);
+            callVoid.invokeExact(env, javaBase, addExportsId, args.address());
+            if ((byte) (long) exceptionCheck.invokeExact(env) != 0) {
                 exceptionClear.invokeExact(env);
                 throw new IllegalStateException("Module." + method + " threw");
             }

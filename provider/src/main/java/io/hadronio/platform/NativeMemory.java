@@ -2,8 +2,8 @@ package io.hadronio.platform;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.hadronio.ucx.WordCalls;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -20,10 +20,10 @@ public final class NativeMemory {
     /** {@snippet lang=c : void *aligned_alloc(size_t alignment, size_t size); } */
     private static final MethodHandle MH$aligned_alloc = LINKER.downcallHandle(
             LINKER.defaultLookup().find("aligned_alloc").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
     /** {@snippet lang=c : void free(void *ptr); } */
     private static final MethodHandle MH$free = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("free").orElseThrow(), FunctionDescriptor.ofVoid(JAVA_LONG));
+            LINKER.defaultLookup().find("free").orElseThrow(), WordCalls.noResult(1));
 
     private NativeMemory() {
     }

@@ -4,9 +4,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import io.hadronio.ucx.WordCalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -27,12 +27,12 @@ public final class PollSet implements AutoCloseable {
     /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
     private static final MethodHandle MH$poll = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT),
+            WordCalls.word(3),
             Linker.Option.captureCallState("errno"));
     /** {@snippet lang=c : int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask); } */
     private static final MethodHandle MH$ppoll = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("ppoll").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+            WordCalls.word(4),
             Linker.Option.captureCallState("errno"));
     private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
             .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
@@ -98,7 +98,7 @@ public final class PollSet implements AutoCloseable {
         // a virtual thread that could not park (VirtualThreadParking out of reach) at least asks for a spare carrier
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
-            n = (int) MH$poll.invokeExact(errno, fds.address(), (long) size, timeoutMillis);
+            n = (int) (long) MH$poll.invokeExact(errno, fds.address(), (long) size, (long) timeoutMillis);
         } catch (Throwable t) {
             throw new AssertionError("poll", t);
         } finally {
@@ -198,7 +198,7 @@ public final class PollSet implements AutoCloseable {
         int r;
         boolean compensated = CarrierCompensation.begin();
         try {
-            r = (int) MH$ppoll.invokeExact(errno, pollfds, n, timespec.address(), 0L);
+            r = (int) (long) MH$ppoll.invokeExact(errno, pollfds, n, timespec.address(), 0L);
         } catch (Throwable t) {
             throw new AssertionError("ppoll", t);
         } finally {
@@ -246,7 +246,7 @@ public final class PollSet implements AutoCloseable {
         int n;
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
-            n = (int) MH$poll.invokeExact(one[1], m.address(), 1L, timeoutMillis);
+            n = (int) (long) MH$poll.invokeExact(one[1], m.address(), 1L, (long) timeoutMillis);
         } catch (Throwable t) {
             throw new AssertionError("poll", t);
         } finally {

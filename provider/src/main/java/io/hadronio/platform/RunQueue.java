@@ -3,8 +3,8 @@ package io.hadronio.platform;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.hadronio.ucx.WordCalls;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -57,7 +57,7 @@ public final class RunQueue {
     /** {@snippet lang=c : ssize_t pread(int fd, void *buf, size_t count, off_t offset); } */
     private static final MethodHandle MH$pread = LINKER.downcallHandle(
             LINKER.defaultLookup().find("pread").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(4));
 
     // the open /proc/loadavg (never closed: one fd for the process's life), -1 without it
     private static final int FD;
@@ -81,12 +81,12 @@ public final class RunQueue {
         int allowed = 0;
         try {
             MethodHandle open = LINKER.downcallHandle(LINKER.defaultLookup().find("open").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT));
+                    WordCalls.word(2));
             MethodHandle sysconf = LINKER.downcallHandle(LINKER.defaultLookup().find("sysconf").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+                    WordCalls.word(1));
             MemorySegment path = arena.allocateFrom("/proc/loadavg");
-            fd = (int) open.invokeExact(path.address(), O_RDONLY | O_CLOEXEC);
-            cpus = (int) (long) sysconf.invokeExact(SC_NPROCESSORS_ONLN);
+            fd = (int) (long) open.invokeExact(path.address(), (long) (O_RDONLY | O_CLOEXEC));
+            cpus = (int) (long) sysconf.invokeExact((long) SC_NPROCESSORS_ONLN);
         } catch (Throwable t) {
             fd = -1;
         }
@@ -105,9 +105,9 @@ public final class RunQueue {
     /** The CPUs in this thread's affinity mask ({@code sched_getaffinity(2)}), 0 when it cannot be read. */
     private static int countAffinityMask(Arena arena) throws Throwable {
         MethodHandle getaffinity = LINKER.downcallHandle(LINKER.defaultLookup().find("sched_getaffinity").orElseThrow(),
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+                WordCalls.word(3));
         MemorySegment mask = arena.allocate(AFFINITY_MASK_BYTES);
-        if ((int) getaffinity.invokeExact(0, (long) AFFINITY_MASK_BYTES, mask.address()) != 0) {
+        if ((int) (long) getaffinity.invokeExact(0L, (long) AFFINITY_MASK_BYTES, mask.address()) != 0) {
             return 0;
         }
         int allowed = 0;
@@ -152,7 +152,7 @@ public final class RunQueue {
     static int readRunning() {
         long n;
         try {
-            n = (long) MH$pread.invokeExact(FD, BUF.address(), (long) BUFFER, 0L);
+            n = (long) MH$pread.invokeExact((long) FD, BUF.address(), (long) BUFFER, 0L);
         } catch (Throwable t) {
             return -1;
         }

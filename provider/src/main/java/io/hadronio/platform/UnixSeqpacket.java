@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import io.hadronio.ucx.WordCalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -51,31 +52,31 @@ public final class UnixSeqpacket implements AutoCloseable {
 
     /** {@snippet lang=c : int socket(int domain, int type, int protocol); } */
     private static final MethodHandle MH$socket = handle("socket",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+            WordCalls.word(3));
     /** {@snippet lang=c : int bind(int fd, const struct sockaddr *addr, socklen_t len); } */
     private static final MethodHandle MH$bind = handle("bind",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT));
+            WordCalls.word(3));
     /** {@snippet lang=c : int listen(int fd, int backlog); } */
     private static final MethodHandle MH$listen = handle("listen",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+            WordCalls.word(2));
     /** {@snippet lang=c : int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags); } */
     private static final MethodHandle MH$accept4 = handle("accept4",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+            WordCalls.word(4));
     /** {@snippet lang=c : int connect(int fd, const struct sockaddr *addr, socklen_t len); } */
     private static final MethodHandle MH$connect = handle("connect",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT));
+            WordCalls.word(3));
     /** {@snippet lang=c : ssize_t send(int fd, const void *buf, size_t len, int flags); } */
     private static final MethodHandle MH$send = handle("send",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+            WordCalls.word(4));
     /** {@snippet lang=c : ssize_t recv(int fd, void *buf, size_t len, int flags); } */
     private static final MethodHandle MH$recv = handle("recv",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+            WordCalls.word(4));
     /** {@snippet lang=c : int getsockopt(int fd, int level, int name, void *val, socklen_t *len); } */
     private static final MethodHandle MH$getsockopt = handle("getsockopt",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(5));
     /** {@snippet lang=c : int close(int fd); } */
     private static final MethodHandle MH$close = handle("close",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            WordCalls.word(1));
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), descriptor, ERRNO);
@@ -112,7 +113,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         Arena tmp = Arena.ofConfined();
         try (tmp) {
             MemorySegment err = tmp.allocate(Linker.Option.captureStateLayout());
-            int f = (int) MH$socket.invokeExact(err, AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            int f = (int) (long) MH$socket.invokeExact(err, (long) AF_UNIX, (long) (SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC), 0L);
             if (f < 0) {
                 throw new IOException("socket(AF_UNIX, SOCK_SEQPACKET): errno " + err.get(JAVA_INT, ERRNO_OFFSET));
             }
@@ -134,7 +135,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         UnixSeqpacket s = open(true);
         try {
             MemorySegment addr = s.abstractAddress(name);
-            int r = (int) MH$bind.invokeExact(s.errno, s.fd, addr.address(), (int) addr.byteSize());
+            int r = (int) (long) MH$bind.invokeExact(s.errno, (long) s.fd, addr.address(), addr.byteSize());
             if (r < 0) {
                 int e = s.lastErrno();
                 s.close();
@@ -143,7 +144,7 @@ public final class UnixSeqpacket implements AutoCloseable {
                 }
                 throw new IOException("bind(@" + name + "): errno " + e);
             }
-            r = (int) MH$listen.invokeExact(s.errno, s.fd, backlog);
+            r = (int) (long) MH$listen.invokeExact(s.errno, (long) s.fd, (long) backlog);
             if (r < 0) {
                 int e = s.lastErrno();
                 s.close();
@@ -184,7 +185,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment err = call.allocate(Linker.Option.captureStateLayout());
             MemorySegment addr = abstractAddress(name, call);
-            int r = (int) MH$connect.invokeExact(err, fd, addr.address(), (int) addr.byteSize());
+            int r = (int) (long) MH$connect.invokeExact(err, (long) fd, addr.address(), addr.byteSize());
             if (r == 0) {
                 return new UnixSeqpacket(fd, false);
             }
@@ -220,7 +221,7 @@ public final class UnixSeqpacket implements AutoCloseable {
 
     private static void closeFd(int fd) {
         try (Arena call = Arena.ofConfined()) {
-            int r = (int) MH$close.invokeExact(call.allocate(Linker.Option.captureStateLayout()), fd);
+            int r = (int) (long) MH$close.invokeExact(call.allocate(Linker.Option.captureStateLayout()), (long) fd);
         } catch (Throwable t) {
             throw new AssertionError("close", t);
         }
@@ -252,7 +253,7 @@ public final class UnixSeqpacket implements AutoCloseable {
             return null;
         }
         try {
-            int c = (int) MH$accept4.invokeExact(errno, fd, 0L, 0L, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            int c = (int) (long) MH$accept4.invokeExact(errno, (long) fd, 0L, 0L, (long) (SOCK_NONBLOCK | SOCK_CLOEXEC));
             if (c < 0) {
                 int e = lastErrno();
                 if (e == EAGAIN || e == EINTR || e == 103 /* ECONNABORTED */) {
@@ -286,7 +287,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         try {
             MemorySegment cred = arena.allocate(12, 4);
             scratch.set(JAVA_INT, 8, 12);
-            int r = (int) MH$getsockopt.invokeExact(errno, fd, SOL_SOCKET, SO_PEERCRED, cred.address(),
+            int r = (int) (long) MH$getsockopt.invokeExact(errno, (long) fd, (long) SOL_SOCKET, (long) SO_PEERCRED, cred.address(),
                     scratch.address() + 8);
             if (r < 0) {
                 throw new IOException("getsockopt(SO_PEERCRED): errno " + lastErrno());
@@ -307,7 +308,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         MemorySegment b = buffer(message.length);
         MemorySegment.copy(message, 0, b, JAVA_BYTE, 0, message.length);
         try {
-            long n = (long) MH$send.invokeExact(errno, fd, b.address(), (long) message.length, MSG_NOSIGNAL);
+            long n = (long) MH$send.invokeExact(errno, (long) fd, b.address(), (long) message.length, (long) MSG_NOSIGNAL);
             if (n < 0) {
                 int e = lastErrno();
                 if (e == EAGAIN || e == EINTR) {
@@ -336,7 +337,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         }
         MemorySegment b = buffer(capacity + 1);
         try {
-            long n = (long) MH$recv.invokeExact(errno, fd, b.address(), (long) capacity + 1, MSG_TRUNC);
+            long n = (long) MH$recv.invokeExact(errno, (long) fd, b.address(), (long) capacity + 1, (long) MSG_TRUNC);
             if (n < 0) {
                 int e = lastErrno();
                 if (e == EAGAIN || e == EINTR) {
@@ -413,7 +414,7 @@ public final class UnixSeqpacket implements AutoCloseable {
             return;
         }
         try {
-            int r = (int) MH$close.invokeExact(errno, fd);
+            int r = (int) (long) MH$close.invokeExact(errno, (long) fd);
         } catch (Throwable t) {
             throw new AssertionError("close", t);
         }

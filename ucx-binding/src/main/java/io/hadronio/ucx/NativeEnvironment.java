@@ -4,7 +4,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -35,13 +34,12 @@ final class NativeEnvironment {
 
     /** {@snippet lang=c : char *getenv(const char *name); } */
     private static final class Getenv {
-        static final MethodHandle MH = libc("getenv", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+        static final MethodHandle MH = libc("getenv", WordCalls.word(1));
     }
 
     /** {@snippet lang=c : int setenv(const char *name, const char *value, int overwrite); } */
     private static final class Setenv {
-        static final MethodHandle MH = libc("setenv", FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+        static final MethodHandle MH = libc("setenv", WordCalls.word(3));
     }
 
     private static MethodHandle libc(String name, FunctionDescriptor descriptor) {
@@ -53,8 +51,8 @@ final class NativeEnvironment {
     static String get(String name) {
         synchronized (LOCK) {
             try (Arena arena = Arena.ofConfined()) {
-                MemorySegment value = (MemorySegment) Getenv.MH.invokeExact(arena.allocateFrom(name));
-                return value.equals(MemorySegment.NULL) ? null : value.reinterpret(Integer.MAX_VALUE).getString(0);
+                long value = (long) Getenv.MH.invokeExact(arena.allocateFrom(name).address());
+                return value == 0 ? null : MemorySegment.ofAddress(value).reinterpret(Integer.MAX_VALUE).getString(0);
             } catch (Throwable t) {
                 throw new AssertionError("getenv", t);
             }
@@ -85,7 +83,8 @@ final class NativeEnvironment {
 
     private static void setenv(String name, String value) {
         try (Arena arena = Arena.ofConfined()) {
-            int result = (int) Setenv.MH.invokeExact(arena.allocateFrom(name), arena.allocateFrom(value), 1);
+            int result = (int) (long) Setenv.MH.invokeExact(arena.allocateFrom(name).address(),
+                    arena.allocateFrom(value).address(), 1L);
             if (result != 0) {
                 throw new IllegalStateException("setenv(" + name + ") failed");
             }

@@ -6,7 +6,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 
 import java.io.IOException;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
@@ -81,12 +80,12 @@ final class SysvReceiveFifo implements AutoCloseable {
     /** {@snippet lang=c : void *shmat(int shmid, const void *shmaddr, int shmflg); } */
     private static final class Shmat {
         static final MethodHandle MH = NativeLibraries.downcall("shmat",
-                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+                WordCalls.word(3));
     }
 
     /** {@snippet lang=c : int shmdt(const void *shmaddr); } */
     private static final class Shmdt {
-        static final MethodHandle MH = NativeLibraries.downcall("shmdt", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+        static final MethodHandle MH = NativeLibraries.downcall("shmdt", WordCalls.word(1));
     }
 
     private final int shmid;
@@ -180,7 +179,7 @@ final class SysvReceiveFifo implements AutoCloseable {
     private static SysvReceiveFifo attach(Segment s, int elemSize) {
         long address;
         try {
-            address = (long) Shmat.MH.invokeExact(s.shmid(), 0L, 0);
+            address = (long) Shmat.MH.invokeExact((long) s.shmid(), 0L, 0L);
         } catch (Throwable t) {
             return null;
         }
@@ -215,7 +214,7 @@ final class SysvReceiveFifo implements AutoCloseable {
 
     private static void detach(long address) {
         try {
-            int ignored = (int) Shmdt.MH.invokeExact(address);
+            long ignored = (long) Shmdt.MH.invokeExact(address);
         } catch (Throwable t) {
             throw new AssertionError("shmdt", t);
         }

@@ -1,12 +1,7 @@
 package io.hadronio.ucx;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -17,7 +12,10 @@ import java.lang.invoke.MethodHandle;
  * addresses: on the 64-bit ABIs FFM supports, a pointer and a 64-bit integer are
  * passed alike, and a {@code long} costs no {@code MemorySegment} per call, which
  * keeps the data path allocation-free. Status pointers ({@code ucs_status_ptr_t})
- * come back as {@code long} too; see {@link UcsStatus#isErrorPointer}.
+ * come back as {@code long} too; see {@link UcsStatus#isErrorPointer}. Every handle has one
+ * of the shared descriptors of {@link WordCalls}: a {@code ucs_status_t} (one byte) comes
+ * back in a 64-bit word whose low byte the wrapper keeps ({@code (byte) (long)}), and an
+ * {@code int} argument goes out widened.
  *
  * <p>Calls that can run completion or receive callbacks (progress, the {@code *_nbx}
  * operations, close) are never {@code critical}: an upcall from a critical downcall
@@ -29,9 +27,6 @@ final class Ucp {
 
     private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
-    // ucs_status_t is one byte: see UcsStatus.LAYOUT; the wrappers widen it to an int with its sign
-    private static final ValueLayout.OfByte STATUS = UcsStatus.LAYOUT;
-
     private static MethodHandle h(String name, FunctionDescriptor fd, Linker.Option... options) {
         return NativeLibraries.downcall(name, fd, options);
     }
@@ -40,124 +35,124 @@ final class Ucp {
 
     /** {@snippet lang=c : ucs_status_t ucp_config_read(const char *env_prefix, const char *filename, ucp_config_t **config_p); } */
     private static final MethodHandle MH$ucp_config_read = h("ucp_config_read",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(3));
     /** {@snippet lang=c : ucs_status_t ucp_config_modify(ucp_config_t *config, const char *name, const char *value); } */
     private static final MethodHandle MH$ucp_config_modify = h("ucp_config_modify",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(3));
     /** {@snippet lang=c : void ucp_config_release(ucp_config_t *config); } */
     private static final MethodHandle MH$ucp_config_release = h("ucp_config_release",
-            FunctionDescriptor.ofVoid(JAVA_LONG));
+            WordCalls.noResult(1));
     /** {@snippet lang=c : ucs_status_t ucp_init_version(unsigned api_major_version, unsigned api_minor_version, const ucp_params_t *params, const ucp_config_t *config, ucp_context_h *context_p); } */
     private static final MethodHandle MH$ucp_init_version = h("ucp_init_version",
-            FunctionDescriptor.of(STATUS, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(5));
     /** {@snippet lang=c : void ucp_cleanup(ucp_context_h context_p); } */
-    private static final MethodHandle MH$ucp_cleanup = h("ucp_cleanup", FunctionDescriptor.ofVoid(JAVA_LONG));
+    private static final MethodHandle MH$ucp_cleanup = h("ucp_cleanup", WordCalls.noResult(1));
     /** {@snippet lang=c : ucs_status_t ucp_mem_map(ucp_context_h context, const ucp_mem_map_params_t *params, ucp_mem_h *memh_p); } */
     private static final MethodHandle MH$ucp_mem_map = h("ucp_mem_map",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(3));
     /** {@snippet lang=c : ucs_status_t ucp_mem_unmap(ucp_context_h context, ucp_mem_h memh); } */
     private static final MethodHandle MH$ucp_mem_unmap = h("ucp_mem_unmap",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
 
     // ---- worker -----------------------------------------------------------------------------
 
     /** {@snippet lang=c : ucs_status_t ucp_worker_create(ucp_context_h context, const ucp_worker_params_t *params, ucp_worker_h *worker_p); } */
     private static final MethodHandle MH$ucp_worker_create = h("ucp_worker_create",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(3));
     /** {@snippet lang=c : void ucp_worker_destroy(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_destroy = h("ucp_worker_destroy",
-            FunctionDescriptor.ofVoid(JAVA_LONG));
+            WordCalls.noResult(1));
     /** {@snippet lang=c : ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t **address_p, size_t *address_length_p); } */
     private static final MethodHandle MH$ucp_worker_get_address = h("ucp_worker_get_address",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(3));
     /** {@snippet lang=c : void ucp_worker_release_address(ucp_worker_h worker, ucp_address_t *address); } */
     private static final MethodHandle MH$ucp_worker_release_address = h("ucp_worker_release_address",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG));
+            WordCalls.noResult(2));
     /** {@snippet lang=c : unsigned ucp_worker_progress(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_progress = h("ucp_worker_progress",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+            WordCalls.word(1));
     /** {@snippet lang=c : ucs_status_t ucp_worker_get_efd(ucp_worker_h worker, int *fd); } */
     private static final MethodHandle MH$ucp_worker_get_efd = h("ucp_worker_get_efd",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
     /** {@snippet lang=c : ucs_status_t ucp_worker_arm(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_arm = h("ucp_worker_arm",
-            FunctionDescriptor.of(STATUS, JAVA_LONG));
+            WordCalls.word(1));
     /** {@snippet lang=c : ucs_status_t ucp_worker_signal(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_signal = h("ucp_worker_signal",
-            FunctionDescriptor.of(STATUS, JAVA_LONG));
+            WordCalls.word(1));
     /** {@snippet lang=c : ucs_status_t ucp_worker_wait(ucp_worker_h worker); } */
     private static final MethodHandle MH$ucp_worker_wait = h("ucp_worker_wait",
-            FunctionDescriptor.of(STATUS, JAVA_LONG));
+            WordCalls.word(1));
     /** {@snippet lang=c : ucs_status_ptr_t ucp_worker_flush_nbx(ucp_worker_h worker, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_worker_flush_nbx = h("ucp_worker_flush_nbx",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
     /** {@snippet lang=c : ucs_status_t ucp_worker_set_am_recv_handler(ucp_worker_h worker, const ucp_am_handler_param_t *param); } */
     private static final MethodHandle MH$ucp_worker_set_am_recv_handler = h("ucp_worker_set_am_recv_handler",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
 
     // ---- endpoint ---------------------------------------------------------------------------
 
     /** {@snippet lang=c : ucs_status_t ucp_ep_create(ucp_worker_h worker, const ucp_ep_params_t *params, ucp_ep_h *ep_p); } */
     private static final MethodHandle MH$ucp_ep_create = h("ucp_ep_create",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(3));
     /** {@snippet lang=c : ucs_status_ptr_t ucp_ep_close_nbx(ucp_ep_h ep, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_ep_close_nbx = h("ucp_ep_close_nbx",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
     /** {@snippet lang=c : ucs_status_ptr_t ucp_ep_flush_nbx(ucp_ep_h ep, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_ep_flush_nbx = h("ucp_ep_flush_nbx",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
     /** {@snippet lang=c : void ucp_ep_print_info(ucp_ep_h ep, FILE *stream); } */
     private static final MethodHandle MH$ucp_ep_print_info = h("ucp_ep_print_info",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG));
+            WordCalls.noResult(2));
 
     // ---- tag and active-message communication -----------------------------------------------
 
     /** {@snippet lang=c : ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buffer, size_t count, ucp_tag_t tag, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_tag_send_nbx = h("ucp_tag_send_nbx",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(5));
     /** {@snippet lang=c : ucs_status_ptr_t ucp_tag_recv_nbx(ucp_worker_h worker, void *buffer, size_t count, ucp_tag_t tag, ucp_tag_t tag_mask, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_tag_recv_nbx = h("ucp_tag_recv_nbx",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(6));
     /** {@snippet lang=c : ucs_status_t ucp_tag_recv_request_test(void *request, ucp_tag_recv_info_t *info); } */
     private static final MethodHandle MH$ucp_tag_recv_request_test = h("ucp_tag_recv_request_test",
-            FunctionDescriptor.of(STATUS, JAVA_LONG, JAVA_LONG), CRITICAL);
+            WordCalls.word(2), CRITICAL);
     /** {@snippet lang=c : ucs_status_ptr_t ucp_am_send_nbx(ucp_ep_h ep, unsigned id, const void *header, size_t header_length, const void *buffer, size_t count, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_am_send_nbx = h("ucp_am_send_nbx",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(7));
     /** {@snippet lang=c : ucs_status_ptr_t ucp_am_recv_data_nbx(ucp_worker_h worker, void *data_desc, void *buffer, size_t count, const ucp_request_param_t *param); } */
     private static final MethodHandle MH$ucp_am_recv_data_nbx = h("ucp_am_recv_data_nbx",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(5));
     /** {@snippet lang=c : void ucp_am_data_release(ucp_worker_h worker, void *data); } */
     private static final MethodHandle MH$ucp_am_data_release = h("ucp_am_data_release",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG));
+            WordCalls.noResult(2));
 
     // ---- requests ---------------------------------------------------------------------------
 
     /** {@snippet lang=c : ucs_status_t ucp_request_check_status(void *request); } */
     private static final MethodHandle MH$ucp_request_check_status = h("ucp_request_check_status",
-            FunctionDescriptor.of(STATUS, JAVA_LONG), CRITICAL);
+            WordCalls.word(1), CRITICAL);
     /** {@snippet lang=c : void ucp_request_cancel(ucp_worker_h worker, void *request); } */
     private static final MethodHandle MH$ucp_request_cancel = h("ucp_request_cancel",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG));
+            WordCalls.noResult(2));
     /** {@snippet lang=c : void ucp_request_free(void *request); } */
     private static final MethodHandle MH$ucp_request_free = h("ucp_request_free",
-            FunctionDescriptor.ofVoid(JAVA_LONG));
+            WordCalls.noResult(1));
 
     // ---- libc, for ucp_ep_print_info ------------------------------------------------------------
 
     /** {@snippet lang=c : FILE *open_memstream(char **ptr, size_t *sizeloc); } */
     private static final MethodHandle MH$open_memstream = h("open_memstream",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(2));
     /** {@snippet lang=c : int fclose(FILE *stream); } */
-    private static final MethodHandle MH$fclose = h("fclose", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+    private static final MethodHandle MH$fclose = h("fclose", WordCalls.word(1));
     /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
-    private static final MethodHandle MH$poll = h("poll", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle MH$poll = h("poll", WordCalls.word(3));
     /** {@snippet lang=c : void free(void *ptr); } */
-    private static final MethodHandle MH$free = h("free", FunctionDescriptor.ofVoid(JAVA_LONG));
+    private static final MethodHandle MH$free = h("free", WordCalls.noResult(1));
 
     static int ucp_config_read(long envPrefix, long filename, long configOut) {
         try {
-            return (byte) MH$ucp_config_read.invokeExact(envPrefix, filename, configOut);
+            return (byte) (long) MH$ucp_config_read.invokeExact(envPrefix, filename, configOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_config_read", t);
         }
@@ -165,7 +160,7 @@ final class Ucp {
 
     static int ucp_config_modify(long config, long name, long value) {
         try {
-            return (byte) MH$ucp_config_modify.invokeExact(config, name, value);
+            return (byte) (long) MH$ucp_config_modify.invokeExact(config, name, value);
         } catch (Throwable t) {
             throw new AssertionError("ucp_config_modify", t);
         }
@@ -181,7 +176,7 @@ final class Ucp {
 
     static int ucp_init_version(int major, int minor, long params, long config, long contextOut) {
         try {
-            return (byte) MH$ucp_init_version.invokeExact(major, minor, params, config, contextOut);
+            return (byte) (long) MH$ucp_init_version.invokeExact((long) major, (long) minor, params, config, contextOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_init_version", t);
         }
@@ -197,7 +192,7 @@ final class Ucp {
 
     static int ucp_mem_map(long context, long params, long memhOut) {
         try {
-            return (byte) MH$ucp_mem_map.invokeExact(context, params, memhOut);
+            return (byte) (long) MH$ucp_mem_map.invokeExact(context, params, memhOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_mem_map", t);
         }
@@ -205,7 +200,7 @@ final class Ucp {
 
     static int ucp_mem_unmap(long context, long memh) {
         try {
-            return (byte) MH$ucp_mem_unmap.invokeExact(context, memh);
+            return (byte) (long) MH$ucp_mem_unmap.invokeExact(context, memh);
         } catch (Throwable t) {
             throw new AssertionError("ucp_mem_unmap", t);
         }
@@ -213,7 +208,7 @@ final class Ucp {
 
     static int ucp_worker_create(long context, long params, long workerOut) {
         try {
-            return (byte) MH$ucp_worker_create.invokeExact(context, params, workerOut);
+            return (byte) (long) MH$ucp_worker_create.invokeExact(context, params, workerOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_create", t);
         }
@@ -229,7 +224,7 @@ final class Ucp {
 
     static int ucp_worker_get_address(long worker, long addressOut, long lengthOut) {
         try {
-            return (byte) MH$ucp_worker_get_address.invokeExact(worker, addressOut, lengthOut);
+            return (byte) (long) MH$ucp_worker_get_address.invokeExact(worker, addressOut, lengthOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_get_address", t);
         }
@@ -245,7 +240,7 @@ final class Ucp {
 
     static int ucp_worker_progress(long worker) {
         try {
-            return (int) MH$ucp_worker_progress.invokeExact(worker);
+            return (int) (long) MH$ucp_worker_progress.invokeExact(worker);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_progress", t);
         }
@@ -253,7 +248,7 @@ final class Ucp {
 
     static int ucp_worker_get_efd(long worker, long fdOut) {
         try {
-            return (byte) MH$ucp_worker_get_efd.invokeExact(worker, fdOut);
+            return (byte) (long) MH$ucp_worker_get_efd.invokeExact(worker, fdOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_get_efd", t);
         }
@@ -261,7 +256,7 @@ final class Ucp {
 
     static int ucp_worker_arm(long worker) {
         try {
-            return (byte) MH$ucp_worker_arm.invokeExact(worker);
+            return (byte) (long) MH$ucp_worker_arm.invokeExact(worker);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_arm", t);
         }
@@ -269,7 +264,7 @@ final class Ucp {
 
     static int ucp_worker_signal(long worker) {
         try {
-            return (byte) MH$ucp_worker_signal.invokeExact(worker);
+            return (byte) (long) MH$ucp_worker_signal.invokeExact(worker);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_signal", t);
         }
@@ -277,7 +272,7 @@ final class Ucp {
 
     static int ucp_worker_wait(long worker) {
         try {
-            return (byte) MH$ucp_worker_wait.invokeExact(worker);
+            return (byte) (long) MH$ucp_worker_wait.invokeExact(worker);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_wait", t);
         }
@@ -293,7 +288,7 @@ final class Ucp {
 
     static int ucp_worker_set_am_recv_handler(long worker, long param) {
         try {
-            return (byte) MH$ucp_worker_set_am_recv_handler.invokeExact(worker, param);
+            return (byte) (long) MH$ucp_worker_set_am_recv_handler.invokeExact(worker, param);
         } catch (Throwable t) {
             throw new AssertionError("ucp_worker_set_am_recv_handler", t);
         }
@@ -301,7 +296,7 @@ final class Ucp {
 
     static int ucp_ep_create(long worker, long params, long epOut) {
         try {
-            return (byte) MH$ucp_ep_create.invokeExact(worker, params, epOut);
+            return (byte) (long) MH$ucp_ep_create.invokeExact(worker, params, epOut);
         } catch (Throwable t) {
             throw new AssertionError("ucp_ep_create", t);
         }
@@ -349,7 +344,7 @@ final class Ucp {
 
     static int ucp_tag_recv_request_test(long request, long info) {
         try {
-            return (byte) MH$ucp_tag_recv_request_test.invokeExact(request, info);
+            return (byte) (long) MH$ucp_tag_recv_request_test.invokeExact(request, info);
         } catch (Throwable t) {
             throw new AssertionError("ucp_tag_recv_request_test", t);
         }
@@ -357,7 +352,7 @@ final class Ucp {
 
     static long ucp_am_send_nbx(long ep, int id, long header, long headerLength, long buffer, long count, long param) {
         try {
-            return (long) MH$ucp_am_send_nbx.invokeExact(ep, id, header, headerLength, buffer, count, param);
+            return (long) MH$ucp_am_send_nbx.invokeExact(ep, (long) id, header, headerLength, buffer, count, param);
         } catch (Throwable t) {
             throw new AssertionError("ucp_am_send_nbx", t);
         }
@@ -381,7 +376,7 @@ final class Ucp {
 
     static int ucp_request_check_status(long request) {
         try {
-            return (byte) MH$ucp_request_check_status.invokeExact(request);
+            return (byte) (long) MH$ucp_request_check_status.invokeExact(request);
         } catch (Throwable t) {
             throw new AssertionError("ucp_request_check_status", t);
         }
@@ -413,7 +408,7 @@ final class Ucp {
 
     static int fclose(long file) {
         try {
-            return (int) MH$fclose.invokeExact(file);
+            return (int) (long) MH$fclose.invokeExact(file);
         } catch (Throwable t) {
             throw new AssertionError("fclose", t);
         }
@@ -421,7 +416,7 @@ final class Ucp {
 
     static int poll(long fds, long count, int timeoutMillis) {
         try {
-            return (int) MH$poll.invokeExact(fds, count, timeoutMillis);
+            return (int) (long) MH$poll.invokeExact(fds, count, (long) timeoutMillis);
         } catch (Throwable t) {
             throw new AssertionError("poll", t);
         }

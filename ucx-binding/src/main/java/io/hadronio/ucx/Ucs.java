@@ -1,8 +1,6 @@
 package io.hadronio.ucx;
 
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /** Downcalls into libucs. Package-private: only the binding touches method handles. */
@@ -13,7 +11,7 @@ final class Ucs {
     /** {@snippet lang=c : const char *ucs_status_string(ucs_status_t status); } */
     private static final class StatusString {
         static final MethodHandle MH = NativeLibraries.downcall("ucs_status_string",
-                FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+                WordCalls.word(1));
     }
 
     /** UCX's description of a status, or a plain number when UCX is not loaded. */
@@ -22,8 +20,8 @@ final class Ucs {
             return "UCX status " + status;
         }
         try {
-            MemorySegment text = (MemorySegment) StatusString.MH.invokeExact(status);
-            return text.reinterpret(256).getString(0);
+            long text = (long) StatusString.MH.invokeExact((long) status);
+            return MemorySegment.ofAddress(text).reinterpret(256).getString(0);
         } catch (Throwable t) {
             throw new AssertionError("ucs_status_string", t);
         }

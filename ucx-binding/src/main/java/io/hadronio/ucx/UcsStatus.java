@@ -16,7 +16,8 @@ public final class UcsStatus {
      * ({@code sizeof} 1, checked by UcpStructsLayoutTest). Only the low byte of a return
      * register holding one is defined, so it must not be read as an {@code int}:
      * {@code ucp_request_check_status} returns {@code UCS_ERR_CANCELED} (-16) as 240 that
-     * way. Downcalls return it as a {@code byte}, widened with its sign.
+     * way. The binding's downcalls and upcalls carry it in a 64-bit word ({@link WordCalls}) and
+     * keep its low byte, widened with its sign.
      */
     static final ValueLayout.OfByte LAYOUT = ValueLayout.JAVA_BYTE;
 

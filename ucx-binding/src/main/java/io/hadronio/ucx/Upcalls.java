@@ -16,6 +16,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * hands back an opaque {@code void *arg}/{@code user_data}, which here is the id of a
  * Java target in {@link #TARGETS}; so no stub is made per endpoint or request.
  *
+ * <p>Every stub has one of the shared descriptors of {@link WordCalls}: a {@code ucs_status_t}
+ * argument (one byte) arrives in a 64-bit word of which only the low byte is defined, so the
+ * target casts it to {@code byte} first; a status returned is read by UCX from the low byte.
+ *
  * <p>An exception escaping an upcall kills the JVM, so every stub catches and logs.
  * Upcalls only happen inside non-critical downcalls (progress, send, close).
  */
@@ -28,23 +32,23 @@ final class Upcalls {
 
     /** {@snippet lang=c : void (*ucp_err_handler_cb_t)(void *arg, ucp_ep_h ep, ucs_status_t status); } */
     static final MemorySegment ERROR_HANDLER = stub("onEndpointError",
-            FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG, UcsStatus.LAYOUT));
+            WordCalls.noResult(3));
     /** {@snippet lang=c : ucs_status_t (*ucp_am_recv_callback_t)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param); } */
     static final MemorySegment AM_HANDLER = stub("onActiveMessage",
-            FunctionDescriptor.of(UcsStatus.LAYOUT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+            WordCalls.word(6));
     /** {@snippet lang=c : void (*ucp_send_nbx_callback_t)(void *request, ucs_status_t status, void *user_data); } */
     static final MemorySegment SEND_COMPLETE = stub("onSendComplete",
-            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG));
+            WordCalls.noResult(3));
     /** {@snippet lang=c : void (*ucp_tag_recv_nbx_callback_t)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *tag_info, void *user_data); } */
     static final MemorySegment RECEIVE_COMPLETE = stub("onReceiveComplete",
-            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG, JAVA_LONG));
+            WordCalls.noResult(4));
 
     /** {@snippet lang=c : void (*ucp_send_nbx_callback_t)(void *request, ucs_status_t status, void *user_data); } */
     static final MemorySegment SEND_NOTIFY = stub("onSendNotify",
-            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG));
+            WordCalls.noResult(3));
     /** {@snippet lang=c : void (*ucp_tag_recv_nbx_callback_t)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *tag_info, void *user_data); } */
     static final MemorySegment RECEIVE_NOTIFY = stub("onReceiveNotify",
-            FunctionDescriptor.ofVoid(JAVA_LONG, UcsStatus.LAYOUT, JAVA_LONG, JAVA_LONG));
+            WordCalls.noResult(4));
 
     // completion listeners by slot: user_data of a notifying request is (slot << 32 | token).
     // An array, not the TARGETS map: the notify upcalls run on the data path and must not box.
@@ -106,10 +110,10 @@ final class Upcalls {
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onEndpointError(long arg, long ep, byte status) {
+    private static void onEndpointError(long arg, long ep, long status) {
         try {
             if (TARGETS.get(arg) instanceof UcxEndpoint endpoint) {
-                endpoint.failed(status);
+                endpoint.failed((byte) status);
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "endpoint error handler threw", t);
@@ -117,26 +121,26 @@ final class Upcalls {
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static byte onActiveMessage(long arg, long header, long headerLength, long data, long length, long param) {
+    private static long onActiveMessage(long arg, long header, long headerLength, long data, long length, long param) {
         try {
             if (TARGETS.get(arg) instanceof UcxAmHandler handler) {
                 long attr = MemorySegment.ofAddress(param)
                         .reinterpret(UcpStructs.UcpAmRecvParam.LAYOUT.byteSize())
                         .get(JAVA_LONG, UcpStructs.UcpAmRecvParam.RECV_ATTR);
-                return (byte) handler.onMessage(MemorySegment.ofAddress(header).reinterpret(headerLength),
+                return handler.onMessage(MemorySegment.ofAddress(header).reinterpret(headerLength),
                         MemorySegment.ofAddress(data).reinterpret(length), attr);
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "active message handler threw", t);
         }
-        return (byte) UcsStatus.OK;
+        return UcsStatus.OK;
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onSendComplete(long request, byte status, long userData) {
+    private static void onSendComplete(long request, long status, long userData) {
         try {
             if (TARGETS.get(userData) instanceof UcxCallback callback) {
-                callback.onComplete(request, status, 0, 0);
+                callback.onComplete(request, (byte) status, 0, 0);
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "send completion callback threw", t);
@@ -144,12 +148,12 @@ final class Upcalls {
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onSendNotify(long request, byte status, long userData) {
+    private static void onSendNotify(long request, long status, long userData) {
         notifyListener(userData);
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onReceiveNotify(long request, byte status, long info, long userData) {
+    private static void onReceiveNotify(long request, long status, long info, long userData) {
         notifyListener(userData);
     }
 
@@ -167,13 +171,13 @@ final class Upcalls {
     }
 
     @SuppressWarnings("unused") // called from native code
-    private static void onReceiveComplete(long request, byte status, long info, long userData) {
+    private static void onReceiveComplete(long request, long status, long info, long userData) {
         try {
             if (TARGETS.get(userData) instanceof UcxCallback callback) {
                 MemorySegment i = MemorySegment.ofAddress(info).reinterpret(UcpStructs.UcpTagRecvInfo.LAYOUT.byteSize());
                 long tag = info == 0 ? 0 : i.get(JAVA_LONG, UcpStructs.UcpTagRecvInfo.SENDER_TAG);
                 long length = info == 0 ? 0 : i.get(JAVA_LONG, UcpStructs.UcpTagRecvInfo.LENGTH);
-                callback.onComplete(request, status, tag, length);
+                callback.onComplete(request, (byte) status, tag, length);
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "receive completion callback threw", t);
