@@ -175,10 +175,13 @@ final class EvaluationReport {
      * bytes/s; latency: mean round trip of each run), and the points where hadroNIO is behind, worst
      * first. Medians, not means: this machine has spells of seconds in which moving memory between
      * its cores is four times slower (docs/benchmarks/blocking.md), and one repetition caught in one
-     * must not decide a point.
+     * must not decide a point. Where both providers ran a point more than once, each point behind
+     * also says whether every hadroNIO round was behind every JDK round, or whether the rounds
+     * overlap: short runs here swing by 2x between rounds, and a median behind by a few percent
+     * within overlapping rounds is not the same finding as one behind in every round.
      */
     String neverSlower() {
-        record Behind(double speedup, String point) {
+        record Behind(double speedup, String point, Boolean everyRound) {
         }
         int compared = 0;
         List<Behind> behind = new ArrayList<>();
@@ -187,8 +190,10 @@ final class EvaluationReport {
                 Function<PointSummary, Stat> value = metric == Metric.LATENCY ? PointSummary::latencyMeanUs
                         : PointSummary::bytesPerSec;
                 for (int size : sizes()) {
-                    double j = median(Provider.JDK, m, metric, size, value);
-                    double h = median(Provider.HADRONIO, m, metric, size, value);
+                    Stat js = statOf(Provider.JDK, m, metric, size, value);
+                    Stat hs = statOf(Provider.HADRONIO, m, metric, size, value);
+                    double j = js.median();
+                    double h = hs.median();
                     if (Double.isNaN(j) || Double.isNaN(h) || j == 0 || h == 0) {
                         continue;
                     }
@@ -196,7 +201,10 @@ final class EvaluationReport {
                     // above 1 is hadroNIO ahead, for either metric
                     double speedup = metric == Metric.LATENCY ? j / h : h / j;
                     if (speedup < 1) {
-                        behind.add(new Behind(speedup, m.id() + " " + metric.id() + " " + Sizes.human(size)));
+                        Boolean everyRound = js.n() < 2 || hs.n() < 2 ? null
+                                : metric == Metric.LATENCY ? hs.min() > js.max() : hs.max() < js.min();
+                        behind.add(new Behind(speedup, m.id() + " " + metric.id() + " " + Sizes.human(size),
+                                everyRound));
                     }
                 }
             }
@@ -209,8 +217,17 @@ final class EvaluationReport {
                 compared - behind.size(), compared));
         behind.sort((x, y) -> Double.compare(x.speedup(), y.speedup()));
         for (int i = 0; i < behind.size(); i++) {
-            t.append(i == 0 ? "; behind (the JDK's speed = 1) at: " : ", ").append(behind.get(i).point())
-                    .append(String.format(Locale.ROOT, " %.2f×", behind.get(i).speedup()));
+            Behind b = behind.get(i);
+            t.append(i == 0 ? "; behind (the JDK's speed = 1) at: " : ", ").append(b.point())
+                    .append(String.format(Locale.ROOT, " %.2f×", b.speedup()));
+            if (b.everyRound() != null) {
+                t.append(b.everyRound() ? " (every round behind)" : " (rounds overlap)");
+            }
+        }
+        long everyRound = behind.stream().filter(b -> Boolean.TRUE.equals(b.everyRound())).count();
+        if (behind.stream().anyMatch(b -> b.everyRound() != null)) {
+            t.append(String.format(Locale.ROOT, "; every hadroNIO round behind every JDK round at %d of them",
+                    everyRound));
         }
         return t.append(".\n").toString();
     }
@@ -571,7 +588,11 @@ final class EvaluationReport {
     }
 
     private double median(Provider p, Mode m, Metric metric, int size, Function<PointSummary, Stat> value) {
-        return find(p, m, metric, size).map(s -> value.apply(s).median()).orElse(Double.NaN);
+        return statOf(p, m, metric, size, value).median();
+    }
+
+    private Stat statOf(Provider p, Mode m, Metric metric, int size, Function<PointSummary, Stat> value) {
+        return find(p, m, metric, size).map(value).orElse(Stat.NONE);
     }
 
     private static String stat(Stat s, double scale) {

@@ -10,9 +10,11 @@ import java.util.Arrays;
  * @param mean   arithmetic mean
  * @param sd     sample standard deviation (n - 1); 0 for a single value
  * @param median middle value (mean of the middle two for an even count)
+ * @param min    smallest value
+ * @param max    largest value
  */
-public record Stat(int n, double mean, double sd, double median) {
-    static final Stat NONE = new Stat(0, Double.NaN, Double.NaN, Double.NaN);
+public record Stat(int n, double mean, double sd, double median, double min, double max) {
+    static final Stat NONE = new Stat(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
 
     static Stat of(double[] values) {
         double[] v = Arrays.stream(values).filter(x -> !Double.isNaN(x)).sorted().toArray();
@@ -26,6 +28,6 @@ public record Stat(int n, double mean, double sd, double median) {
         }
         double sd = v.length > 1 ? Math.sqrt(sq / (v.length - 1)) : 0;
         double median = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-        return new Stat(v.length, mean, sd, median);
+        return new Stat(v.length, mean, sd, median, v[0], v[v.length - 1]);
     }
 }

@@ -10,7 +10,12 @@ import org.junit.jupiter.api.Test;
 class NeverSlowerTest {
 
     private static RunRecord run(Provider p, Mode m, Metric metric, int size, double bytesPerSec, double meanUs) {
-        return new RunRecord(1, p, m, metric, size, 1000, bytesPerSec / size, bytesPerSec, meanUs, meanUs, meanUs,
+        return run(1, p, m, metric, size, bytesPerSec, meanUs);
+    }
+
+    private static RunRecord run(int repetition, Provider p, Mode m, Metric metric, int size, double bytesPerSec,
+                                 double meanUs) {
+        return new RunRecord(repetition, p, m, metric, size, 1000, bytesPerSec / size, bytesPerSec, meanUs, meanUs, meanUs,
                 meanUs, 1, 1, 1000, 1000, p == Provider.JDK ? "kernel-tcp" : "cma,sysv", 1.0, null);
     }
 
@@ -45,5 +50,33 @@ class NeverSlowerTest {
                 run(Provider.HADRONIO, Mode.NONBLOCKING, Metric.LATENCY, 8, 0, 1)));
         assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 1 points (mode, metric, size; medians).\n",
                 line);
+    }
+
+    @Test
+    void shouldSayWhetherEveryRoundWasBehindOrTheRoundsOverlap() {
+        String line = line(List.of(
+                // streaming: hadroNIO's best round below the JDK's worst, so behind in every round
+                run(1, Provider.JDK, Mode.NETTY, Metric.THROUGHPUT, 65536, 2.0e9, 0),
+                run(2, Provider.JDK, Mode.NETTY, Metric.THROUGHPUT, 65536, 2.2e9, 0),
+                run(3, Provider.JDK, Mode.NETTY, Metric.THROUGHPUT, 65536, 2.4e9, 0),
+                run(1, Provider.HADRONIO, Mode.NETTY, Metric.THROUGHPUT, 65536, 1.0e9, 0),
+                run(2, Provider.HADRONIO, Mode.NETTY, Metric.THROUGHPUT, 65536, 1.1e9, 0),
+                run(3, Provider.HADRONIO, Mode.NETTY, Metric.THROUGHPUT, 65536, 1.9e9, 0),
+                // round trip: hadroNIO's median behind, but one of its rounds faster than one of the JDK's
+                run(1, Provider.JDK, Mode.NETTY, Metric.LATENCY, 16384, 0, 40),
+                run(2, Provider.JDK, Mode.NETTY, Metric.LATENCY, 16384, 0, 50),
+                run(3, Provider.JDK, Mode.NETTY, Metric.LATENCY, 16384, 0, 60),
+                run(1, Provider.HADRONIO, Mode.NETTY, Metric.LATENCY, 16384, 0, 45),
+                run(2, Provider.HADRONIO, Mode.NETTY, Metric.LATENCY, 16384, 0, 55),
+                run(3, Provider.HADRONIO, Mode.NETTY, Metric.LATENCY, 16384, 0, 70),
+                // ahead: no remark
+                run(1, Provider.JDK, Mode.BLOCKING, Metric.LATENCY, 4, 0, 30),
+                run(2, Provider.JDK, Mode.BLOCKING, Metric.LATENCY, 4, 0, 31),
+                run(1, Provider.HADRONIO, Mode.BLOCKING, Metric.LATENCY, 4, 0, 1),
+                run(2, Provider.HADRONIO, Mode.BLOCKING, Metric.LATENCY, 4, 0, 2)));
+        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 3 points (mode, metric, size; medians);"
+                + " behind (the JDK's speed = 1) at: netty throughput 64 KiB 0.50× (every round behind),"
+                + " netty latency 16 KiB 0.91× (rounds overlap);"
+                + " every hadroNIO round behind every JDK round at 1 of them.\n", line);
     }
 }
