@@ -199,6 +199,42 @@ run_rounds() {
   done
 }
 
+# The most connections per second one client host can open to one server address: the client
+# closes first, its TIME_WAIT ports are reused only after net.ipv4.tcp_tw_reuse_delay (1000 ms
+# where the file is missing), and connect() takes the even ports of ip_local_port_range. Empty
+# when TIME_WAIT reuse is off (then the ports last 60 s and runs this long end in EADDRNOTAVAIL).
+port_ceiling() {
+  local range lo hi reuse delay
+  range="$(cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)" || return 0
+  read -r lo hi <<<"$range"
+  reuse="$(cat /proc/sys/net/ipv4/tcp_tw_reuse 2>/dev/null || echo 0)"
+  [ "$reuse" -ge 1 ] 2>/dev/null || return 0
+  delay="$(cat /proc/sys/net/ipv4/tcp_tw_reuse_delay 2>/dev/null || echo 1000)"
+  awk -v lo="$lo" -v hi="$hi" -v d="$delay" 'BEGIN { if (d > 0) printf "%.0f", (hi - lo + 1) / 2 / (d / 1000) }'
+}
+
+# Names the rows whose median is within 3 % of port_ceiling: there the kernel's port reuse, not
+# the provider, set the rate (docs/benchmarks/connections.md, "Eight clients measure the kernel's
+# port reuse").
+port_ceiling_note() {
+  local ceiling pair threads rate capped=""
+  ceiling="$(port_ceiling)"
+  [ -n "$ceiling" ] || return 0
+  for pair in $PAIRS; do
+    for threads in $CLIENTS; do
+      rate="$(median <<<"${V_RATE[$pair:$threads]//x/}")"
+      [ "$rate" = "-" ] && continue
+      if awk -v r="$rate" -v c="$ceiling" 'BEGIN { exit !(r >= 0.97 * c) }'; then
+        capped="$capped${capped:+, }$pair with $threads client(s)"
+      fi
+    done
+  done
+  [ -n "$capped" ] || return 0
+  echo
+  echo "at the kernel's port-reuse ceiling (~$ceiling connections/s: the even ports of"
+  echo "ip_local_port_range, reused after tcp_tw_reuse_delay): $capped; there the machine sets the rate, not the provider"
+}
+
 print_table() {
   local pair threads key rate p50 p99
   echo
@@ -231,6 +267,7 @@ print_table() {
       printf '  %-18s %2s client(s): %s\n' "$pair" "$threads" "${V_RATE[$pair:$threads]# }"
     done
   done
+  port_ceiling_note
   local any=0
   for pair in $PAIRS; do
     for threads in $CLIENTS; do
