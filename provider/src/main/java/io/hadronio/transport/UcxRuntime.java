@@ -7,9 +7,12 @@ import io.hadronio.platform.HugePagePool;
 import io.hadronio.ucx.Feature;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxException;
+import io.hadronio.ucx.UcxUnusedKeys;
 import java.io.IOException;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -17,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * connections are spread over, and the control loop. Made once, on first use.
  */
 public final class UcxRuntime {
+    private static final System.Logger LOG = System.getLogger(UcxRuntime.class.getName());
     private final HadronioConfig config;
     private final UcxContext context;
     private final WorkerGroup[] groups;
@@ -87,14 +91,38 @@ public final class UcxRuntime {
             throw badUcxConfig(config, e);
         }
         try {
-            WorkerGroup[] groups = new WorkerGroup[config.workers()];
-            for (int i = 0; i < groups.length; i++) {
-                groups[i] = new WorkerGroup(context, "hadronio-" + i, config.spinNanos(), config.spinYields());
-            }
+            Set<String> unused = new LinkedHashSet<>(); // UCX's reports of keys no transport used
+            WorkerGroup[] groups = UcxUnusedKeys.watch(() -> {
+                WorkerGroup[] g = new WorkerGroup[config.workers()];
+                for (int i = 0; i < g.length; i++) {
+                    g[i] = new WorkerGroup(context, "hadronio-" + i, config.spinNanos(), config.spinYields());
+                }
+                return g;
+            }, unused);
+            warnUnused(config, unused);
             return new UcxRuntime(config, context, groups, platform, peers);
         } catch (UcxException | RuntimeException e) {
             context.close();
             throw e;
+        }
+    }
+
+    /**
+     * Names each {@code hadronio.ucx.KEY} that UCX used for none of its transports here (a
+     * {@code UCX_*} environment variable's key is left to UCX's own line, which names it). A
+     * warning, not a refusal: the same key is right for a transport another host has (an
+     * InfiniBand setting on a machine without it, say), and UCX ignores it the same way.
+     */
+    private static void warnUnused(HadronioConfig config, Set<String> reports) {
+        for (Map.Entry<String, String> e : config.ucx().entrySet()) {
+            String key = e.getKey();
+            String value = e.getValue();
+            if (reports.stream().noneMatch(r -> UcxUnusedKeys.names(r, key))) {
+                continue;
+            }
+            LOG.log(System.Logger.Level.WARNING, "system property " + HadronioConfig.UCX_PREFIX + key + "='" + value
+                    + "' is used by none of UCX's transports in this process (UCX: invalid configuration): "
+                    + "a misspelt key, or one for a transport this host does not have; it has no effect");
         }
     }
 
