@@ -14,10 +14,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * The configuration keys UCX did not use: UCX applies a key it does not know itself to every
  * transport it opens for a worker, and when none took it, logs {@code invalid configuration:
  * KEY=VALUE} (a warning; {@code invalid configurations: K1=V1,K2=V2} for several) as the worker
- * is created. That is UCX's own verdict on a key: a
- * misspelt one, or one for a transport this process does not open here. This class listens
- * for that message while a worker is created, through a log handler that UCX calls before its
- * own (which still prints the line).
+ * is created. That is UCX's own verdict on a key: a misspelt one, or one for a transport this
+ * process does not open here. This class listens for that message while a worker is created,
+ * through a log handler that UCX calls before its own (which still prints the line).
  *
  * <p>The handler gets the message's format and its {@code va_list}; it formats a copy of the
  * list ({@code vsnprintf}), as {@code va_copy} would, so the handlers after it read the list
