@@ -553,6 +553,8 @@ print_section_connections() {
       awk -v c="$c" -v j="$jdk" -v h="$had" 'BEGIN {printf "connections/s, %d client(s): hadroNIO / JDK = %.2fx\n", c, h / j}'
     fi
   done
+  # the rows the machine's port reuse capped, if any (bench-connections.sh names them)
+  sed -n '/^at the kernel.s port-reuse ceiling/,/^$/p' "$LOG_DIR/connections.txt"
 }
 
 # ---- main --------------------------------------------------------------------------------------
