@@ -1,6 +1,7 @@
 package io.hadronio.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.it.Contract.Case;
 import io.hadronio.it.Contract.Conn;
@@ -12,6 +13,9 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -443,9 +447,48 @@ class MixedPortTakeoverTest extends ItSupport {
     }
 
     private static void signal(ChildJvm child, String signal) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(child.process().pid()))
-                .redirectErrorStream(true).start();
-        assertEquals(0, kill.waitFor(), () -> "kill -" + signal + " " + child.process().pid());
+        long pid = child.process().pid();
+        Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(pid)).redirectErrorStream(true).start();
+        assertEquals(0, kill.waitFor(), () -> "kill -" + signal + " " + pid);
+        if (signal.equals("STOP")) {
+            awaitStopped(pid);
+        }
+    }
+
+    /**
+     * Waits until every thread of {@code pid} is stopped. {@code kill} returns before that: the
+     * kernel wakes one thread for a SIGSTOP, and that thread stops the others when it runs, so
+     * for a while (milliseconds on a busy two-core VM) the rest keep running. In that window the
+     * server's rendezvous thread could still take our connection and send its challenge, then
+     * stop before it answers our registration (seen twice in clean-clone runs: "did not answer
+     * our registration within 2000 ms").
+     */
+    private static void awaitStopped(long pid) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            boolean all = true;
+            try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+                for (Path task : (Iterable<Path>) tasks::iterator) {
+                    String stat;
+                    try {
+                        stat = Files.readString(task.resolve("stat"));
+                    } catch (NoSuchFileException gone) {
+                        continue; // a thread that ended meanwhile
+                    }
+                    // the state follows the command name in parentheses: "T" stopped, "t" traced
+                    char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                    if (state != 'T' && state != 't') {
+                        all = false;
+                        break;
+                    }
+                }
+            }
+            if (all) {
+                return;
+            }
+            assertTrue(System.nanoTime() < deadline, () -> "process " + pid + " did not stop within 10 s");
+            Thread.sleep(1);
+        }
     }
 
     /**
