@@ -468,7 +468,7 @@ class MixedPortTakeoverTest extends ItSupport {
         while (true) {
             boolean all = true;
             try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
-                for (Path task : (Iterable<Path>) tasks::iterator) {
+                for (Path task : tasks.toList()) {
                     String stat;
                     try {
                         stat = Files.readString(task.resolve("stat"));

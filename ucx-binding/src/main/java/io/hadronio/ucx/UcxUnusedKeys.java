@@ -26,6 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class UcxUnusedKeys {
     private static final Logger LOG = System.getLogger(UcxUnusedKeys.class.getName());
+    // reaches onLog, for the handler's stub
+    private static final MethodHandles.Lookup LOOKUP = MethodHandles.lookup();
     // UCX 1.13's format: "s" for several, then KEY=VALUE pairs joined by commas
     private static final String FORMAT = "invalid configuration%s: %s";
     private static final String PREFIX = "invalid configuration";
@@ -36,7 +38,7 @@ public final class UcxUnusedKeys {
     // one watch at a time in the JVM: UCX's handler list is global and not thread-safe
     private static final ReentrantLock WATCH = new ReentrantLock();
     // the reports of the current watch, or null between watches
-    private static volatile Set<String> seen;
+    private static volatile Set<String> heard;
 
     private UcxUnusedKeys() {
     }
@@ -56,15 +58,15 @@ public final class UcxUnusedKeys {
         NativeLibraries.ensureAvailable();
         WATCH.lock();
         try {
-            Set<String> keys = new LinkedHashSet<>();
-            seen = keys;
+            Set<String> mine = new LinkedHashSet<>();
+            heard = mine;
             Native.push();
             try {
                 return creation.run();
             } finally {
                 Native.pop();
-                seen = null;
-                reports.addAll(keys);
+                heard = null;
+                reports.addAll(mine);
             }
         } finally {
             WATCH.unlock();
@@ -80,8 +82,8 @@ public final class UcxUnusedKeys {
     @SuppressWarnings("unused") // called from native code
     private static long onLog(long file, long line, long function, long level, long component, long format, long ap) {
         try {
-            Set<String> keys = seen;
-            if (keys == null || format == 0
+            Set<String> reports = heard;
+            if (reports == null || format == 0
                     || !FORMAT.equals(MemorySegment.ofAddress(format).reinterpret(Integer.MAX_VALUE).getString(0))) {
                 return CONTINUE;
             }
@@ -93,7 +95,7 @@ public final class UcxUnusedKeys {
                 String message = text.getString(0);
                 int colon = message.indexOf(": ");
                 if (message.startsWith(PREFIX) && colon > 0) {
-                    keys.add(message.substring(colon + 2));
+                    reports.add(message.substring(colon + 2));
                 }
             }
         } catch (Throwable t) {
@@ -115,17 +117,7 @@ public final class UcxUnusedKeys {
          * {@snippet lang=c : ucs_log_func_rc_t (*ucs_log_func_t)(const char *file, unsigned line, const char *function,
          *     ucs_log_level_t level, const ucs_log_component_config_t *comp_conf, const char *message, va_list ap); }
          */
-        static final MemorySegment HANDLER;
-
-        static {
-            try {
-                MethodHandle target = MethodHandles.lookup().findStatic(UcxUnusedKeys.class, "onLog",
-                        WordCalls.word(7).toMethodType());
-                HANDLER = NativeLibraries.LINKER.upcallStub(target, WordCalls.word(7), Arena.global());
-            } catch (ReflectiveOperationException e) {
-                throw new AssertionError("onLog", e);
-            }
-        }
+        static final MemorySegment HANDLER = Upcalls.stub(LOOKUP, "onLog", WordCalls.word(7));
 
         static void push() {
             try {

@@ -86,8 +86,16 @@ final class Upcalls {
     }
 
     private static MemorySegment stub(String method, FunctionDescriptor descriptor) {
+        return stub(MethodHandles.lookup(), method, descriptor);
+    }
+
+    /**
+     * A stub for the JVM's life that calls the static {@code method} of {@code lookup}'s class
+     * (which the lookup must reach, so a class passes its own) with {@code descriptor}.
+     */
+    static MemorySegment stub(MethodHandles.Lookup lookup, String method, FunctionDescriptor descriptor) {
         try {
-            var handle = MethodHandles.lookup().findStatic(Upcalls.class, method, descriptor.toMethodType());
+            var handle = lookup.findStatic(lookup.lookupClass(), method, descriptor.toMethodType());
             return NativeLibraries.LINKER.upcallStub(handle, descriptor, Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new AssertionError(method, e);
