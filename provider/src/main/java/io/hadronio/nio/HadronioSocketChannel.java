@@ -473,7 +473,12 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         int rw = interestOps & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         if (life.isReset()) {
             // a read or write would fail now (on a raw direction too: the kernel socket may say nothing)
-            return ready | rw;
+            if (!life.inputOutlivesReset()) {
+                return ready | rw;
+            }
+            // only our output broke: the input is ready as it would be
+            ready |= rw & SelectionKey.OP_WRITE;
+            rw &= ~SelectionKey.OP_WRITE;
         }
         // a raw direction's readiness is its fd's (readyOpsAfterPoll), a switched one's is UCX's
         if (life.inputRaw()) {
@@ -932,7 +937,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                     if (!life.inputRaw()) {
                         return INPUT_SWITCHED;
                     }
-                    if (life.isReset() && !life.rawInputOutlivesReset()) {
+                    if (life.isReset() && !life.inputOutlivesReset()) {
                         // the upgrade broke (the peer never took our switch): the connection is gone
                         // both ways, whatever the kernel socket still holds - unless only our output
                         // broke and the peer's raw stream is whole (ConnectionLifecycle.resetOutput)
@@ -1207,6 +1212,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             } catch (IOException e) {
                 // omit addresses
             }
+            // the connection's facts (which directions moved, what each side announced): what a
+            // hung application's dump needs
+            sb.append(' ').append(life);
         }
         return sb.append(']').toString();
     }

@@ -372,7 +372,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * still needed (the peer's FIN has not arrived).
      */
     boolean progressForPeer() {
-        if (life.state() == ConnectionLifecycle.CLOSED || life.isReset() || life.peerFinCount() >= 0) {
+        if (life.state() == ConnectionLifecycle.CLOSED || life.isReset() && !life.inputOutlivesReset()
+                || life.peerFinCount() >= 0) {
             return false;
         }
         lock.lock();
@@ -513,7 +514,7 @@ public final class Connection implements WorkerGroup.Readiness {
                 if (fin >= 0 && rxConsumed >= fin) {
                     return -1;
                 }
-                if (life.isReset()) {
+                if (life.isReset() && !life.inputOutlivesReset()) {
                     throw life.resetException();
                 }
             }
@@ -1202,7 +1203,7 @@ public final class Connection implements WorkerGroup.Readiness {
      */
     @Override
     public boolean mayBeReady(int op) {
-        if (life.waitersMustLeave()) {
+        if (life.waitersMustLeave(op)) {
             return true;
         }
         if (op != OP_READ) {
@@ -1244,7 +1245,7 @@ public final class Connection implements WorkerGroup.Readiness {
     /** Called under the group lock by {@link WorkerGroup#await}. */
     @Override
     public boolean isReady(int op) {
-        if (life.waitersMustLeave()) {
+        if (life.waitersMustLeave(op)) {
             return true;
         }
         try {

@@ -333,9 +333,10 @@ public final class ConnectionLifecycle {
     }
 
     /** No reader or writer should wait any more: the channel is closing, or the connection broke. */
-    boolean waitersMustLeave() {
+    boolean waitersMustLeave(int op) {
         int w = word;
-        return (w & LADDER) >= CLOSING || (w & RESET) != 0;
+        return (w & LADDER) >= CLOSING
+                || (w & RESET) != 0 && (op != Connection.OP_READ || !inputOutlivesReset());
     }
 
     /** For readiness: local shutdownInput, the peer closed, or the waits are over (see {@link Connection#isReady}). */
@@ -727,19 +728,35 @@ public final class ConnectionLifecycle {
      */
     void resetOutput(String reason) {
         resetOutputOnly = true;
-        reset(reason);
+        markReset(reason);
     }
 
-    // set by resetOutput: the reset leaves a raw input whose peer never switched readable
+    // set by resetOutput: the reset leaves the input readable (see inputOutlivesReset)
     private volatile boolean resetOutputOnly;
+    // set by every reset but resetOutput's: the input broke too
+    private volatile boolean inputReset;
 
-    /** A reset that leaves the raw input readable to its end ({@link #resetOutput}). */
-    public boolean rawInputOutlivesReset() {
-        return resetOutputOnly && !rawLimitKnown();
+    /**
+     * A reset of our output only ({@link #resetOutput}) leaves the input readable to its end:
+     * a raw input whose peer never announced a switch to the kernel's end-of-stream (its bytes
+     * are the peer's whole stream, whatever broke later), and a switched one (or one whose
+     * switch point is known) until the peer's FIN count, CLOSE or the end of its control
+     * connection without them, unless the input broke itself. A peer that answered and
+     * closed at once ended its upgrade session before our idle output's SWITCH reached it:
+     * resetting our input too lost its last answer (CloseAfterAnswerAcrossJvmsTest; TomcatTest
+     * with its 100 requests per connection).
+     */
+    public boolean inputOutlivesReset() {
+        return resetOutputOnly && (!rawLimitKnown() || !inputReset);
     }
 
     /** The connection broke: readers and writers see an IOException from now on. */
     void reset(String reason) {
+        inputReset = true;
+        markReset(reason);
+    }
+
+    private void markReset(String reason) {
         synchronized (this) {
             if (resetReason == null) {
                 resetReason = reason;
@@ -755,6 +772,7 @@ public final class ConnectionLifecycle {
      * after that progress returns.
      */
     void onPeerFailure(String reason) {
+        inputReset = true;
         synchronized (this) {
             if (resetReason == null) {
                 resetReason = reason;
@@ -1292,6 +1310,13 @@ public final class ConnectionLifecycle {
             over = !discardRaw();
         }
         if (!over && !connection.discardInput(fin)) {
+            return true;
+        }
+        if (!late && (w & (IN_UCX | SWITCHED_SEEN | RESET | CONTROL_EOF)) == IN_UCX) {
+            // the peer's SWITCHED record is on its way (it sends it when our ACK of its switch
+            // comes, whatever its session said since): a socket closed with it unread sends a
+            // reset, which takes the peer's unread input with it (the last answer of a server that
+            // closed with its output raw; CloseAfterAnswerAcrossJvmsTest, TomcatTest)
             return true;
         }
         if (late) {

@@ -274,14 +274,20 @@ public final class Upgrade implements UpgradeSession.Handler {
             abandon("the channel closed during the upgrade");
             return;
         }
+        // the lifecycle owns the UCX half now (it frees it when the channel closes). Before the
+        // send below: a send that fails ends the session at once, and onEnd frees the UCX half of
+        // an upgrade that is not ready (the lifecycle freed it again at its close; found by
+        // CloseAfterAnswerAcrossJvmsTest, a client that closed as the server's HELLO went out)
+        ready = true;
         if (!client) {
             // only now: a client that has our HELLO may send over UCX at once, and a channel that
             // closed before it was ready would have let go of the receives for those messages
             // (one that closes from here on takes them first, see closing)
             session.send(HELLO, hello(connection));
+            if (ended) {
+                return; // the upgrade is off (onEnd)
+            }
         }
-        // the lifecycle owns the UCX half now (it frees it when the channel closes)
-        ready = true;
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection " + session + " ready to move to UCX " + connection.transports());
         }
@@ -336,13 +342,11 @@ public final class Upgrade implements UpgradeSession.Handler {
         // which tells their end itself, so a reset here is one of our output only
         boolean peerOutputRaw = !peerDone || peerRaw;
         if (switchSent && !mineDone) {
-            // we switched and the peer never took it: it is gone, or broke the protocol
-            String reason = "upgrade session ended before the peer took our switch (" + why + ")";
-            if (peerOutputRaw) {
-                life.resetOutput(reason);
-            } else {
-                life.reset(reason);
-            }
+            // we switched and the peer never took it: its channel closed (or it died, or broke the
+            // protocol). Our output is gone; its output tells its own end: raw, by the kernel's FIN,
+            // moved, by its FIN and CLOSE records, and if it died, by the end of its control
+            // connection without them (a reset then)
+            life.resetOutput("upgrade session ended before the peer took our switch (" + why + ")");
         } else if (switchSent && peerOutputRaw && !closeRequested) {
             // our output is on UCX, the peer's raw, and its session ended: its channel closed (or its
             // process died), and no record can say so behind its raw bytes

@@ -63,6 +63,20 @@ public final class JdkHttpEchoClient {
         }
     }
 
+    /** The failure and its causes, innermost last: the HttpClient hides what the channel threw behind its own message. */
+    private static String causes(Throwable failure) {
+        StringBuilder chain = new StringBuilder(failure.toString());
+        Throwable innermost = failure;
+        for (Throwable cause = failure.getCause(); cause != null && cause != innermost; cause = cause.getCause()) {
+            chain.append(" <- ").append(cause);
+            innermost = cause;
+        }
+        for (StackTraceElement frame : innermost.getStackTrace()) {
+            chain.append("\n    at ").append(frame);
+        }
+        return chain.toString();
+    }
+
     interface SizeOf {
         int size(long id);
     }
@@ -87,7 +101,7 @@ public final class JdkHttpEchoClient {
                         latencies[slot] = System.nanoTime() - sent;
                     }
                     if (failure != null) {
-                        ERRORS.add("request " + id + " (" + body.length + " B) failed: " + failure);
+                        ERRORS.add("request " + id + " (" + body.length + " B) failed: " + causes(failure));
                     } else if (response.statusCode() != 200) {
                         ERRORS.add("request " + id + ": status " + response.statusCode());
                     } else if (!String.valueOf(id).equals(response.headers().firstValue("X-Request-Id").orElse(null))) {

@@ -46,7 +46,13 @@ class TomcatTest {
                         () -> client.report() + "\n" + server.report());
                 assertEquals(String.valueOf(SMALL_REQUESTS), client.expect("CHECKED ", Duration.ofSeconds(90)),
                         () -> client.report() + "\n" + server.report());
-                String[] result = client.expect("RESULT ").split(" ");
+                String[] result;
+                try {
+                    result = client.expect("RESULT ").split(" ");
+                } catch (AssertionError failed) {
+                    // the client's ERROR lines alone do not say which side ended the connection
+                    throw new AssertionError(pairing + ": " + failed.getMessage() + "\n" + server.report(), failed);
+                }
                 client.expect("DONE");
                 record.figure("requests/s", result[0]).figure("p50 µs", result[1]).figure("p99 µs", result[2]);
                 // the client keeps its connections while the server looks at them
