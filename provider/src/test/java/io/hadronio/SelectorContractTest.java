@@ -234,6 +234,45 @@ class SelectorContractTest extends ContractSupport {
         }
     }
 
+    /**
+     * Another thread cancels keys while selections run over them, their ready sets already
+     * in the selected set: a selection never throws for a key cancelled meanwhile (the
+     * JDK's HttpClient closes its connections from other threads than its selector's; a
+     * {@code CancelledKeyException} out of {@code selectNow} stopped its selector for good).
+     */
+    @ParameterizedTest
+    @MethodSource("providers")
+    void shouldNotThrowForAKeyCancelledDuringASelection(SelectorProvider provider) throws Exception {
+        List<Connected> connections = new ArrayList<>();
+        try (Selector selector = provider.openSelector()) {
+            for (int i = 0; i < 16; i++) {
+                Connected c = connect(provider);
+                connections.add(c);
+                c.client().configureBlocking(false);
+            }
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+            while (System.nanoTime() - end < 0) {
+                List<SelectionKey> keys = new ArrayList<>();
+                for (Connected c : connections) {
+                    keys.add(c.client().register(selector, OP_WRITE));
+                }
+                selector.selectNow();
+                Thread canceller = Thread.ofPlatform().start(() -> keys.forEach(SelectionKey::cancel));
+                while (canceller.isAlive()) {
+                    selector.selectNow();
+                }
+                canceller.join();
+                selector.selectNow();
+                assertTrue(selector.keys().isEmpty());
+                assertTrue(selector.selectedKeys().isEmpty());
+            }
+        } finally {
+            for (Connected c : connections) {
+                c.close();
+            }
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("providers")
     void shouldDropCancelledKeysAtTheNextSelection(SelectorProvider provider) throws Exception {

@@ -111,6 +111,11 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
         readyOps = ops;
     }
 
+    /** The ready set whether or not the key is valid: another thread may cancel it while a selection sets it. */
+    int readyOpsUnchecked() {
+        return readyOps;
+    }
+
     /**
      * Queues the key for its selector's next pass unless it waits there already (any thread;
      * lock-free). The volatile read of {@code queued} comes after the caller's change, and the

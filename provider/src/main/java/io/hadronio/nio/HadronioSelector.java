@@ -783,7 +783,9 @@ public final class HadronioSelector extends AbstractSelector {
     /** Adds the key to the selected set, or adds ops to its ready set; 1 when something changed. */
     private int setReady(HadronioSelectionKey key, int ready) {
         if (selectedKeys.contains(key)) {
-            int old = key.readyOps();
+            // unchecked: a key cancelled by another thread since the pass looked at it is still
+            // updated (the next selection drops it), and the selection must not throw for it
+            int old = key.readyOpsUnchecked();
             if ((old | ready) != old) {
                 key.readyOps(old | ready);
                 return 1;
