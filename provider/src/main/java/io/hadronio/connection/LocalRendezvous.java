@@ -658,6 +658,7 @@ public final class LocalRendezvous {
         // what REGISTER will name: the destination and our bound address
         pendingRegister.put(u, new InetSocketAddress[] {destination, bound});
         upgrades.add(u);
+        h.onStart(u);
     }
 
     // client sessions waiting for their CHALLENGE: what they will register

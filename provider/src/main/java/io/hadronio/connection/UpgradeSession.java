@@ -29,6 +29,10 @@ public final class UpgradeSession {
 
         /** The session ended (closed by either side, an error, or its deadline); called once, last. */
         void onEnd(String why);
+
+        /** Client: the session's socket exists (before anything is sent on it); {@link #shutdownNow} may end it. */
+        default void onStart(UpgradeSession session) {
+        }
     }
 
     static final int CLIENT_CHALLENGE = 0;
@@ -82,11 +86,20 @@ public final class UpgradeSession {
         return destinationPort;
     }
 
-    /** Server: hands a parked session to the connection it belongs to (any thread). */
-    public void attach(Handler h) {
+    /**
+     * Server: hands a parked session to the connection it belongs to (any thread). A session
+     * whose client has ended it is not the connection's: the client's port may already carry
+     * a new connection (a client ends its session before it closes its TCP socket, see
+     * {@link #shutdownNow}), which is this connection, and its own session may still come;
+     * {@code stale} runs then (rendezvous thread).
+     */
+    public void attach(Handler h, Runnable stale) {
         rendezvous.execute(() -> {
+            if (!ended && socket.peerClosed()) {
+                end("its client ended it before its connection was met");
+            }
             if (ended) {
-                h.onEnd("the session ended before its connection was accepted");
+                stale.run();
                 return;
             }
             handler = h;
@@ -119,6 +132,16 @@ public final class UpgradeSession {
         } catch (IOException e) {
             end("send failed: " + e.getMessage());
         }
+    }
+
+    /**
+     * Ends the session for the peer at once, from any thread (its socket shut down both ways);
+     * the rendezvous thread closes it when it next looks. A client does this before its TCP
+     * socket closes: once that port is free again, a server must not take this session for the
+     * port's next connection.
+     */
+    public void shutdownNow() {
+        socket.shutdown();
     }
 
     /** Closes the session (any thread); the handler's onEnd follows. */

@@ -77,6 +77,11 @@ public final class UnixSeqpacket implements AutoCloseable {
     /** {@snippet lang=c : int close(int fd); } */
     private static final MethodHandle MH$close = handle("close",
             WordCalls.word(1));
+    /** {@snippet lang=c : int shutdown(int fd, int how); } */
+    private static final MethodHandle MH$shutdown = handle("shutdown",
+            WordCalls.word(2));
+    private static final int SHUT_RDWR = 2;
+    private static final short POLLRDHUP = 0x2000;
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), descriptor, ERRNO);
@@ -406,6 +411,36 @@ public final class UnixSeqpacket implements AutoCloseable {
 
     private int lastErrno() {
         return errno.get(JAVA_INT, ERRNO_OFFSET);
+    }
+
+    /**
+     * Ends the connection both ways now, from any thread (the socket stays open until
+     * {@link #close}): the peer reads its end at once, and a later send here fails. Does
+     * nothing once closed.
+     */
+    public synchronized void shutdown() {
+        if (fd < 0) {
+            return;
+        }
+        // not this socket's errno segment: it belongs to the thread that uses the socket
+        try (Arena call = Arena.ofConfined()) {
+            int r = (int) (long) MH$shutdown.invokeExact(call.allocate(Linker.Option.captureStateLayout()), (long) fd,
+                    (long) SHUT_RDWR);
+        } catch (Throwable t) {
+            throw new AssertionError("shutdown", t);
+        }
+    }
+
+    /** True when the peer has ended the connection (closed or shut it down), whatever it left unread here. */
+    public synchronized boolean peerClosed() {
+        if (fd < 0) {
+            return true;
+        }
+        try {
+            return (PollSet.pollOne(fd, POLLRDHUP, 0) & (POLLRDHUP | PollSet.POLLHUP | PollSet.POLLERR)) != 0;
+        } catch (IOException e) {
+            return true;
+        }
     }
 
     @Override

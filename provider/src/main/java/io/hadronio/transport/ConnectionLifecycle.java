@@ -550,11 +550,12 @@ public final class ConnectionLifecycle {
             notifyAll();
         }
         if (closeSocket) {
-            tcp.close();
+            // the session first: its end must reach the server before this port can be reused
             Upgrade u = upgrade;
             if (u != null) {
                 u.end();
             }
+            tcp.close();
             return false;
         }
         wake();
@@ -1369,14 +1370,15 @@ public final class ConnectionLifecycle {
         } catch (IOException | RuntimeException e) {
             // closed already
         }
+        // the session first: its end must reach the server before this port can be reused
+        Upgrade u = upgrade;
+        if (u != null) {
+            u.end();
+        }
         try {
             tcp.close();
         } catch (IOException e) {
             // nothing to do
-        }
-        Upgrade u = upgrade;
-        if (u != null) {
-            u.end();
         }
         if (!keepMemory) {
             connection.release();

@@ -91,6 +91,8 @@ public final class Upgrade implements UpgradeSession.Handler {
         }
     }
     private volatile boolean closeRequested;
+    // client: the session as soon as its socket exists (onStart), for end() from any thread
+    private volatile UpgradeSession started;
     private volatile boolean outputEndedEarly;
     private boolean abandoned;
 
@@ -152,6 +154,16 @@ public final class Upgrade implements UpgradeSession.Handler {
     }
 
     // ---- session events (rendezvous thread) ------------------------------------------------------
+
+    @Override
+    public void onStart(UpgradeSession s) {
+        started = s;
+        if (closeRequested) {
+            // the channel closed while the session was being made (pairs with end(): one of the two
+            // sees the other); nothing was sent on it yet
+            s.shutdownNow();
+        }
+    }
 
     @Override
     public void onOpen(UpgradeSession s) {
@@ -414,9 +426,19 @@ public final class Upgrade implements UpgradeSession.Handler {
         });
     }
 
-    /** The connection is closed: the session ends (any thread). */
+    /**
+     * The connection is closed: the session ends (any thread). Called before the TCP socket
+     * closes: a client's session is shut down here and now, so that its end is in the server's
+     * socket before the client's port can carry a new connection to it (a server met this session
+     * with the port's next connection, whose client waited for ever for answers that went out
+     * over UCX to nobody; TomcatTest with 3 requests per connection).
+     */
     void end() {
         closeRequested = true;
+        UpgradeSession s = started;
+        if (s != null) {
+            s.shutdownNow();
+        }
         if (!touched) {
             return; // the thread reads closeRequested when it starts (pairs with touched = true there)
         }

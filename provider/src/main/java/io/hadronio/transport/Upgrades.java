@@ -79,18 +79,49 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 if (s != null) {
                     sessions.put(k, s);
                 }
-                LocalRendezvous.Hold hold = runtime.peers().rendezvous().hold(serverPort);
-                Accepted earlier = accepted.put(k, new Accepted(life, client.getAddress(),
-                        System.nanoTime() + expiryNanos, hold));
-                if (earlier != null) {
-                    // an earlier connection from the same port (closed, or from another local
-                    // address) loses its place: its hold goes with it, or the name stays held
-                    drop(earlier);
+                awaitSession(life, client.getAddress(), k, serverPort);
+                return;
+            }
+        }
+        life.convertThen(() -> s.attach(upgrade, () -> awaitSessionAgain(life, client.getAddress(), k, serverPort)));
+    }
+
+    /** The accepted connection waits for its session (under this). */
+    private void awaitSession(ConnectionLifecycle life, InetAddress client, int k, int serverPort) {
+        LocalRendezvous.Hold hold = runtime.peers().rendezvous().hold(serverPort);
+        Accepted earlier = accepted.put(k, new Accepted(life, client, System.nanoTime() + expiryNanos, hold));
+        if (earlier != null) {
+            // an earlier connection from the same port (closed, or from another local
+            // address) loses its place: its hold goes with it, or the name stays held
+            drop(earlier);
+        }
+    }
+
+    /**
+     * The session met was an earlier connection's from the same client port, ended by its client
+     * (UpgradeSession#attach): this connection waits for its own, if it is still open and no
+     * other connection took its place meanwhile (rendezvous thread).
+     */
+    private void awaitSessionAgain(ConnectionLifecycle life, InetAddress client, int k, int serverPort) {
+        if (life.state() != ConnectionLifecycle.OPEN) {
+            return;
+        }
+        UpgradeSession s;
+        synchronized (this) {
+            UpgradeSession parked = sessions.remove(k);
+            s = parked != null && !parked.isEnded() && matches(parked.clientAddress(), client) ? parked : null;
+            if (s == null) {
+                if (parked != null && !parked.isEnded()) {
+                    sessions.put(k, parked);
+                }
+                if (!accepted.containsKey(k)) {
+                    awaitSession(life, client, k, serverPort);
                 }
                 return;
             }
         }
-        life.convertThen(() -> s.attach(upgrade));
+        Upgrade upgrade = life.upgrade();
+        s.attach(upgrade, () -> awaitSessionAgain(life, client, k, serverPort));
     }
 
     @Override
@@ -123,7 +154,9 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
             runtime.peers().rendezvous().release(a.hold);
         }
         Upgrade upgrade = a.life.upgrade();
-        a.life.convertThen(() -> session.attach(upgrade));
+        Accepted met = a;
+        a.life.convertThen(() -> session.attach(upgrade,
+                () -> awaitSessionAgain(met.life, met.client, k, session.destinationPort())));
     }
 
     /**

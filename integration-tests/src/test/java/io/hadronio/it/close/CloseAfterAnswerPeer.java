@@ -52,21 +52,27 @@ public final class CloseAfterAnswerPeer {
             SelectorClient.run(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[1])), Integer.parseInt(args[2]),
                     Integer.parseInt(args[3]));
         } else {
-            client(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+            client(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
+                    args.length > 4 ? Integer.parseInt(args[4]) : 0);
         }
     }
 
     // ---- client ----------------------------------------------------------------------------------
 
-    private static void client(int port, int threads, int connections) throws Exception {
+    private static void client(int port, int threads, int connections, int portBase) throws Exception {
         InetSocketAddress address = new InetSocketAddress("127.0.0.1", port);
         AtomicInteger switched = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<?>> runs = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             long seed = t;
+            // each thread's own few client ports, when asked: every connection reuses one just freed
+            int[] ports = new int[portBase > 0 ? PORTS_PER_THREAD : 0];
+            for (int i = 0; i < ports.length; i++) {
+                ports[i] = portBase + t * PORTS_PER_THREAD + i;
+            }
             runs.add(pool.submit(() -> {
-                connections(address, connections, new Random(seed), switched);
+                connections(address, connections, new Random(seed), switched, ports);
                 return null;
             }));
         }
@@ -100,11 +106,13 @@ public final class CloseAfterAnswerPeer {
     // each client thread's connection, for the report of a hang
     private static final java.util.Map<Thread, SocketChannel> CURRENT = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private static void connections(InetSocketAddress address, int count, Random random, AtomicInteger switched)
-            throws IOException, InterruptedException {
+    private static final int PORTS_PER_THREAD = 4;
+
+    private static void connections(InetSocketAddress address, int count, Random random, AtomicInteger switched,
+                                    int[] ports) throws IOException, InterruptedException {
         for (int c = 0; c < count; c++) {
             String where = "connection " + c + ", connect";
-            try (SocketChannel channel = SocketChannel.open(address)) {
+            try (SocketChannel channel = open(address, ports, c)) {
                 CURRENT.put(Thread.currentThread(), channel);
                 where = "connection " + c + " (port " + ((InetSocketAddress) channel.getLocalAddress()).getPort() + ")";
                 int requests = 2 + random.nextInt(6);
@@ -143,6 +151,38 @@ public final class CloseAfterAnswerPeer {
                 throw e.getMessage().startsWith("connection ") ? e : new IOException(where + ": " + e, e);
             }
         }
+    }
+
+    /**
+     * A connection, from one of {@code ports} when there are any: the next one that is free (a port
+     * whose last connection this side closed first waits in TIME_WAIT).
+     */
+    private static SocketChannel open(InetSocketAddress address, int[] ports, int c) throws IOException {
+        if (ports.length == 0) {
+            return SocketChannel.open(address);
+        }
+        IOException last = null;
+        for (int attempt = 0; attempt < 100 * ports.length; attempt++) {
+            SocketChannel channel = SocketChannel.open();
+            try {
+                channel.setOption(java.net.StandardSocketOptions.SO_REUSEADDR, true);
+                channel.bind(new InetSocketAddress(address.getAddress(), ports[(c + attempt) % ports.length]));
+                channel.connect(address);
+                return channel;
+            } catch (IOException e) {
+                channel.close();
+                last = e;
+                if (attempt % ports.length == ports.length - 1) {
+                    try {
+                        Thread.sleep(10);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException();
+                    }
+                }
+            }
+        }
+        throw new IOException("no port of " + java.util.Arrays.toString(ports) + " was free: " + last, last);
     }
 
     /** hadroNIO's transport option, when the channel has it. */
