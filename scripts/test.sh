@@ -18,7 +18,7 @@ if [ "$#" -eq 0 ]; then
   eager="--enable-native-access=ALL-UNNAMED -ea -Dhadronio.upgrade=false"
   echo "hadroNIO tests: the provider's tests again with -Dhadronio.upgrade=false"
   ./mvnw -B -ntp -pl provider surefire:test -Dtest.jvm.flags="$eager"
-  echo "hadroNIO tests: the mixed-deployment, soak and churn integration tests again with -Dhadronio.upgrade=false"
+  echo "hadroNIO tests: the mixed-deployment, close, soak and churn integration tests again with -Dhadronio.upgrade=false"
   ./mvnw -B -ntp -pl integration-tests -am surefire:test -Dtest.jvm.flags="$eager" -Dsurefire.failIfNoSpecifiedTests=false \
-    -Dtest='MixedPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest,SoakTest,ConnectionChurnTest'
+    -Dtest='MixedPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest,SoakTest,ConnectionChurnTest,CloseAfterAnswerAcrossJvmsTest'
 fi
