@@ -730,6 +730,7 @@ public final class ConnectionLifecycle {
     void resetOutput(String reason) {
         resetOutputOnly = true;
         markReset(reason);
+        wake();
     }
 
     // set by resetOutput: the reset leaves the input readable (see inputOutlivesReset)
@@ -755,16 +756,15 @@ public final class ConnectionLifecycle {
     void reset(String reason) {
         inputReset = true;
         markReset(reason);
+        wake();
     }
 
-    private void markReset(String reason) {
-        synchronized (this) {
-            if (resetReason == null) {
-                resetReason = reason;
-            }
-            update(0, RESET);
+    /** Sets RESET with its first reason; the caller wakes the waiters when it may. */
+    private synchronized void markReset(String reason) {
+        if (resetReason == null) {
+            resetReason = reason;
         }
-        wake();
+        update(0, RESET);
     }
 
     /**
@@ -774,12 +774,7 @@ public final class ConnectionLifecycle {
      */
     void onPeerFailure(String reason) {
         inputReset = true;
-        synchronized (this) {
-            if (resetReason == null) {
-                resetReason = reason;
-            }
-            update(0, RESET);
-        }
+        markReset(reason);
     }
 
     // ---- upgrade: raw TCP first, then UCX, one direction at a time (see Upgrade) --------------

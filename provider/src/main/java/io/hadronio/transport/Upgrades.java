@@ -72,18 +72,30 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         UpgradeSession s;
         synchronized (this) {
             purge();
-            UpgradeSession parked = sessions.remove(k);
-            // an ended one is a session of an earlier connection from the same port, not purged yet
-            s = parked != null && parked.isEnded() ? null : parked;
-            if (s == null || !matches(s.clientAddress(), client.getAddress())) {
-                if (s != null) {
-                    sessions.put(k, s);
-                }
+            s = takeParked(k, client.getAddress());
+            if (s == null) {
                 awaitSession(life, client.getAddress(), k, serverPort);
                 return;
             }
         }
         life.convertThen(() -> s.attach(upgrade, () -> awaitSessionAgain(life, client.getAddress(), k, serverPort)));
+    }
+
+    /**
+     * The session parked for client port and server port {@code k}, if it is live and from
+     * {@code client}; a live one from another address stays parked. An ended one goes: it is a
+     * session of an earlier connection from the same port, not purged yet. Under this.
+     */
+    private UpgradeSession takeParked(int k, InetAddress client) {
+        UpgradeSession parked = sessions.remove(k);
+        if (parked == null || parked.isEnded()) {
+            return null;
+        }
+        if (!matches(parked.clientAddress(), client)) {
+            sessions.put(k, parked);
+            return null;
+        }
+        return parked;
     }
 
     /** The accepted connection waits for its session (under this). */
@@ -108,12 +120,8 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         }
         UpgradeSession s;
         synchronized (this) {
-            UpgradeSession parked = sessions.remove(k);
-            s = parked != null && !parked.isEnded() && matches(parked.clientAddress(), client) ? parked : null;
+            s = takeParked(k, client);
             if (s == null) {
-                if (parked != null && !parked.isEnded()) {
-                    sessions.put(k, parked);
-                }
                 if (!accepted.containsKey(k)) {
                     awaitSession(life, client, k, serverPort);
                 }

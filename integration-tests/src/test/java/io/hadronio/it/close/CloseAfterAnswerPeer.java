@@ -1,5 +1,6 @@
 package io.hadronio.it.close;
 
+import io.hadronio.it.ChannelPath;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -119,16 +120,15 @@ public final class CloseAfterAnswerPeer {
                 for (int r = 0; r < requests; r++) {
                     byte[] body = new byte[random.nextInt(4097)];
                     random.nextBytes(body);
-                    int length = body.length | (r == requests - 1 ? LAST : 0);
-                    ByteBuffer request = ByteBuffer.allocate(4 + body.length).putInt(length).put(body).flip();
-                    String step = where + ", request " + (r + 1) + " of " + requests + " (" + transport(channel) + ")";
+                    ByteBuffer request = request(body, r == requests - 1);
+                    String step = where + ", request " + (r + 1) + " of " + requests + " (" + ChannelPath.of(channel) + ")";
                     try {
                         while (request.hasRemaining()) {
                             channel.write(request);
                         }
                         ByteBuffer answer = ByteBuffer.allocate(4 + body.length);
                         readFully(channel, answer);
-                        if (answer.flip().getInt() != body.length || !answer.equals(ByteBuffer.wrap(body))) {
+                        if (!answers(answer, body)) {
                             throw new IOException("not the request's bytes");
                         }
                     } catch (IOException e) {
@@ -138,7 +138,7 @@ public final class CloseAfterAnswerPeer {
                         Thread.sleep(Duration.ofNanos(random.nextInt(2_000_000)));
                     }
                 }
-                if ("ucx".regionMatches(0, transport(channel), 0, 3)) {
+                if (ChannelPath.of(channel).startsWith("ucx")) {
                     switched.incrementAndGet();
                 }
                 if (random.nextBoolean()) {
@@ -185,16 +185,14 @@ public final class CloseAfterAnswerPeer {
         throw new IOException("no port of " + java.util.Arrays.toString(ports) + " was free: " + last, last);
     }
 
-    /** hadroNIO's transport option, when the channel has it. */
-    static String transport(SocketChannel channel) {
-        return channel.supportedOptions().stream().filter(o -> o.name().equals("HADRONIO_TRANSPORT")).findFirst()
-                .map(o -> {
-                    try {
-                        return String.valueOf(channel.getOption(o));
-                    } catch (IOException e) {
-                        return "closed";
-                    }
-                }).orElse("tcp");
+    /** A request: its body's length (with {@link #LAST} on the connection's last) and the body. */
+    static ByteBuffer request(byte[] body, boolean last) {
+        return ByteBuffer.allocate(4 + body.length).putInt(body.length | (last ? LAST : 0)).put(body).flip();
+    }
+
+    /** Whether a whole answer (read, not yet flipped) is the request's body back, length first. */
+    static boolean answers(ByteBuffer answer, byte[] body) {
+        return answer.flip().getInt() == body.length && answer.equals(ByteBuffer.wrap(body));
     }
 
     private static void readFully(SocketChannel channel, ByteBuffer into) throws IOException {

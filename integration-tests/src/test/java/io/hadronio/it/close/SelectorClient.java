@@ -1,5 +1,6 @@
 package io.hadronio.it.close;
 
+import io.hadronio.it.ChannelPath;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -49,8 +50,7 @@ final class SelectorClient {
         void next(Random random) {
             body = new byte[random.nextInt(4097)];
             random.nextBytes(body);
-            int length = body.length | (sent == requests - 1 ? CloseAfterAnswerPeer.LAST : 0);
-            request = ByteBuffer.allocate(4 + body.length).putInt(length).put(body).flip();
+            request = CloseAfterAnswerPeer.request(body, sent == requests - 1);
             answer = ByteBuffer.allocate(4 + body.length);
             sent++;
         }
@@ -89,7 +89,7 @@ final class SelectorClient {
                     Exchange exchange = (Exchange) key.attachment();
                     try {
                         if (step(key, channel, exchange, random)) {
-                            if ("ucx".regionMatches(0, CloseAfterAnswerPeer.transport(channel), 0, 3)) {
+                            if (ChannelPath.of(channel).startsWith("ucx")) {
                                 switched++;
                             }
                             channel.close();
@@ -155,7 +155,7 @@ final class SelectorClient {
         if (exchange.answer.hasRemaining()) {
             return false;
         }
-        if (exchange.answer.flip().getInt() != exchange.body.length || !exchange.answer.equals(ByteBuffer.wrap(exchange.body))) {
+        if (!CloseAfterAnswerPeer.answers(exchange.answer, exchange.body)) {
             throw new IOException("not the request's bytes");
         }
         if (exchange.sent < exchange.requests) {
