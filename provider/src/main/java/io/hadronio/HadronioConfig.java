@@ -44,6 +44,10 @@ import java.util.TreeMap;
  *                         lie in transparent huge pages, which makes large messages over shared memory faster; a
  *                         2 MiB page is resident as a whole once touched (default 32m; 0 turns it off;
  *                         {@code platform/HugePagePool})
+ * @param localStream      {@code hadronio.local.stream}: with {@code hadronio.upgrade}, a connection between two
+ *                         hadroNIO processes of one user on this host opens over a Unix stream socket instead of
+ *                         kernel TCP (no TCP handshake, teardown or TIME_WAIT; {@code connection/LocalStreams}) and
+ *                         moves to UCX as a TCP one does (default true; false: kernel TCP)
  * @param sendBufferBytes  {@code hadronio.send.buffer}: bytes of a connection's send slots, the most its non-blocking
  *                         writes take before the peer has read them, as the kernel's send buffer does: what the peer's slices
  *                         have no room for waits in them (default 2m; at least one slot per slice of the peer)
@@ -52,7 +56,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                              long spinMicros, boolean spinYields, int handshakeMillis, Map<String, String> ucx,
                              java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis,
                              boolean kernelTcp, boolean upgrade, long upgradeDelayMicros, long hugePagesBytes,
-                             long sendBufferBytes) {
+                             long sendBufferBytes, boolean localStream) {
 
     /** {@code hadronio.upgrade.delay} in nanoseconds. */
     public long upgradeDelayNanos() {
@@ -156,7 +160,8 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 bool(p, "hadronio.upgrade", true),
                 number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000),
                 size(p, "hadronio.hugepages", 32L << 20, 0, 1L << 40),
-                size(p, "hadronio.send.buffer", 2L << 20, 0, 1L << 30));
+                size(p, "hadronio.send.buffer", 2L << 20, 0, 1L << 30),
+                bool(p, "hadronio.local.stream", true));
     }
 
     private static java.nio.file.Path secretFile(Properties p, String name) {
@@ -221,6 +226,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
             Map.entry("hadronio.kernel.tcp", "true|false"),
             Map.entry("hadronio.upgrade", "true|false"),
             Map.entry("hadronio.upgrade.delay", "microseconds"),
+            Map.entry("hadronio.local.stream", "true|false"),
             Map.entry("hadronio.hugepages", "bytes, 0 (off) or more"),
             Map.entry("hadronio.send.buffer", "bytes, 0..1024m")));
 

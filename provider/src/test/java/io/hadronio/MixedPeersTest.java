@@ -58,12 +58,14 @@ class MixedPeersTest extends ContractSupport {
                 ? ch.getOption(HadronioSocketOptions.TRANSPORT) : "jdk";
     }
 
-    // the suite's mode: with hadronio.upgrade two hadroNIO channels start on plain TCP and move
-    // to UCX with their traffic (UpgradeTest), so right after connect either is right
+    // the suite's mode: with hadronio.upgrade two hadroNIO channels start on their local stream
+    // (or plain TCP without hadronio.local.stream) and move to UCX with their traffic
+    // (UpgradeTest, LocalStreamTest), so right after connect either is right
     private static final boolean UPGRADE = HADRONIO.config().upgrade();
+    private static final String PLAIN_PHASE = HADRONIO.config().localStream() ? "unix" : "tcp";
 
     private static boolean hadronioPair(String transport) {
-        return transport.startsWith("ucx:") || (UPGRADE && transport.equals("tcp"));
+        return transport.startsWith("ucx:") || (UPGRADE && transport.equals(PLAIN_PHASE));
     }
 
     private static void expectTransports(SelectorProvider server, SelectorProvider client, SocketChannel accepted,

@@ -56,6 +56,9 @@ class UpgradeTest {
         p.setProperty("hadronio.upgrade", "true");
         // no delay: every connection here tries to move
         p.setProperty("hadronio.upgrade.delay", "0");
+        // kernel TCP (what a connection between two users, or two versions, starts on):
+        // LocalStreamTest and the cross-JVM tests cover the local stream's upgrade
+        p.setProperty("hadronio.local.stream", "false");
         upgrading = new HadronioProvider(HadronioConfig.from(p));
         assertTrue(upgrading.isAccelerated());
         jdk = upgrading.platform();
@@ -801,6 +804,7 @@ class UpgradeTest {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
         p.setProperty("hadronio.upgrade.delay", Long.toString(delayMillis));
+        p.setProperty("hadronio.local.stream", "false");
         return new HadronioProvider(HadronioConfig.from(p));
     }
 

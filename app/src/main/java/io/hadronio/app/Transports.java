@@ -13,7 +13,8 @@ import java.util.stream.Collectors;
 /**
  * The path a channel's bytes take, as the benchmarks report it: {@code cma,sysv} (UCX
  * transports) for a hadroNIO channel on UCX, {@code kernel-tcp} for the JDK's channels and
- * for a hadroNIO channel whose connection is plain TCP. Reads hadroNIO's
+ * for a hadroNIO channel whose connection is plain TCP, {@code kernel-unix} for one on a
+ * local Unix stream ({@code hadronio.local.stream}). Reads hadroNIO's
  * {@code transports()} reflectively, so that the same code runs on either provider.
  *
  * <p>The application benchmarks ({@code grpc|jetty benchmark}, {@code jgroups benchmark}) name
@@ -29,8 +30,13 @@ public final class Transports {
         try {
             Object t = channel.getClass().getMethod("transports").invoke(channel);
             String lanes = String.valueOf(t).replace("[", "").replace("]", "").replace(" ", "");
-            // a hadroNIO channel whose peer is not accelerated runs on plain kernel TCP
-            return lanes.isEmpty() ? "kernel-tcp" : lanes;
+            if (!lanes.isEmpty()) {
+                return lanes;
+            }
+            // not on UCX: a local stream between two hadroNIO processes (hadronio.local.stream),
+            // or plain kernel TCP (a peer that is not accelerated, or a connection that stayed)
+            Object path = channel.getClass().getMethod("transport").invoke(channel);
+            return "unix".equals(path) ? "kernel-unix" : "kernel-tcp";
         } catch (ReflectiveOperationException e) {
             return "kernel-tcp";
         }

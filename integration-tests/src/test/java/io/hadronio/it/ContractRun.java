@@ -104,12 +104,17 @@ final class ContractRun {
         }
     }
 
-    /** {@code "ucx:"}: any UCX path (in eager mode; "tcp" in upgrade mode); {@code "tcp"}: plain TCP on a hadroNIO channel; {@code "jdk"}: not hadroNIO's channel. */
+    /**
+     * {@code "ucx:"}: any UCX path (in eager mode; in upgrade mode "unix", the local stream, or
+     * "tcp" without local streams); {@code "tcp"}: plain TCP on a hadroNIO channel; {@code "jdk"}:
+     * not hadroNIO's channel.
+     */
     static void assertTransport(String expected, String actual, String side) {
         if (expected.equals("ucx:") && ChildJvm.UPGRADE_MODE) {
-            // checked right after connect/accept: in upgrade mode every connection starts on
-            // kernel TCP (it moves to UCX once used a while; UpgradeTest and the soak check that)
-            expected = "tcp";
+            // checked right after connect/accept: in upgrade mode every connection starts on its
+            // local stream or kernel TCP (it moves to UCX once used a while; UpgradeTest and the
+            // soak check that)
+            expected = ChildJvm.LOCAL_STREAM ? "unix" : "tcp";
         }
         if (expected.equals("ucx:")) {
             assertTrue(actual.startsWith("ucx:"), side + " must be on UCX, is on " + actual);

@@ -196,10 +196,12 @@ class OrderlyCloseTest extends ItSupport {
                 int serverPort = ((java.net.InetSocketAddress) server.getLocalAddress()).getPort();
                 try (ChildJvm writer = ChildJvm.withProvider("write-exit", String.valueOf(serverPort),
                         String.valueOf(IN_WINDOW), how); SocketChannel ch = server.accept()) {
-                    // (in upgrade mode the connection may still be raw TCP, whose end is the kernel's)
+                    // (in upgrade mode the connection may still be raw, on its local stream or TCP,
+                    // whose end is the kernel's)
                     String transport = ch.getOption(io.hadronio.HadronioSocketOptions.TRANSPORT);
                     assertTrue(transport.startsWith("ucx:")
-                            || ChildJvm.UPGRADE_MODE && transport.equals("tcp"), transport);
+                            || ChildJvm.UPGRADE_MODE && (transport.equals("tcp") || transport.equals("unix")),
+                            transport);
                     writer.expect("WRITTEN");
                     assertStream(IN_WINDOW, Data.readToEnd(ch));
                 }

@@ -1,5 +1,6 @@
 package io.hadronio.nio;
 
+import io.hadronio.connection.LocalStreams;
 import io.hadronio.connection.Peers;
 import io.hadronio.platform.EPollSet;
 import io.hadronio.platform.EventFd;
@@ -55,11 +56,14 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private static final int DEFAULT_BACKLOG = 50;
 
     /** A connection whose handshake ended: accelerated (its open lifecycle) or plain (tcp, and prefix or null). */
-    private record Handshaken(ConnectionLifecycle accelerated, SocketChannel tcp, ByteBuffer prefix) {
+    private record Handshaken(ConnectionLifecycle accelerated, SocketChannel tcp, ByteBuffer prefix,
+                              LocalStreams.Accepted local) {
         void close() {
             try {
                 if (accelerated != null) {
                     accelerated.closeUntaken();
+                } else if (local != null) {
+                    local.channel().close();
                 } else {
                     tcp.close();
                 }
@@ -92,6 +96,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private boolean waitResourcesReleased;
     // where the local rendezvous listens for this channel's clients (null: it does not)
     private volatile InetSocketAddress rendezvousAddress;
+    // local hadroNIO clients' Unix stream connections (connection/LocalStreams); null: none come
+    private volatile LocalStreams.Listener streamListener;
+    // what a selector polls when streamListener is there: an epoll set of both listeners' fds
+    // (level-triggered, so readable while either has a connection); made at bind
+    private EPollSet listeners;
     // the last blocking accept had to wait for its connection; under acceptLock
     private boolean acceptWaited;
     // a blocking accept is about to sleep or sleeps in poll(2): a finished handshake must
@@ -131,12 +140,14 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             tcp.configureBlocking(false);
             wakeFd = new EventFd();
             listenerFd = PlatformChannels.fd(tcp);
-            acceptWait = new EPollSet(2);
+            pollFd = listenerFd;
+            acceptWait = new EPollSet(3);
             acceptWait.add(listenerFd, EPollSet.EPOLLIN);
             acceptWait.add(wakeFd.fd(), EPollSet.EPOLLIN);
             port = ((InetSocketAddress) tcp.getLocalAddress()).getPort();
             bound = true;
             offerRendezvous();
+            offerLocalStreams(backlog < 1 ? DEFAULT_BACKLOG : backlog);
             if (runtime.config().hasRemoteNetworks()) {
                 // clients from other hosts may speak first at any time
                 runtime.control().acceptFor(tcp, this, port, true);
@@ -168,14 +179,40 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         runtime.peers().rendezvous().listen(local.getAddress(), local.getPort(), onRegistered);
     }
 
+    /**
+     * Lets local hadroNIO clients connect without kernel TCP ({@link LocalStreams}), where the
+     * rendezvous is offered (so not with SO_REUSEPORT) and connections upgrade.
+     */
+    private void offerLocalStreams(int backlog) throws IOException {
+        LocalStreams streams = runtime.localStreams();
+        InetSocketAddress local = rendezvousAddress;
+        if (streams == null || local == null || runtime.upgrades() == null) {
+            return;
+        }
+        LocalStreams.Listener l;
+        try {
+            l = streams.listen(local, backlog, runtime.peers()::isLocal);
+        } catch (IOException e) {
+            // local clients use TCP
+            return;
+        }
+        EPollSet both = new EPollSet(2);
+        both.add(listenerFd, EPollSet.EPOLLIN);
+        both.add(l.fd(), EPollSet.EPOLLIN);
+        acceptWait.add(l.fd(), EPollSet.EPOLLIN);
+        listeners = both;
+        streamListener = l;
+        pollFd = both.fd();
+    }
+
     @Override
     public void deliver(ConnectionLifecycle connection) {
-        enqueue(new Handshaken(connection, null, null));
+        enqueue(new Handshaken(connection, null, null, null));
     }
 
     @Override
     public void deliverPlain(SocketChannel channel, ByteBuffer taken) {
-        enqueue(new Handshaken(null, channel, taken));
+        enqueue(new Handshaken(null, channel, taken, null));
     }
 
     private void enqueue(Handshaken h) {
@@ -213,8 +250,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
 
     @Override
     public int pollFd() {
-        return listenerFd;
+        return pollFd;
     }
+
+    // the kernel listener's fd, or the epoll set of both listeners
+    private volatile int pollFd = -1;
 
     @Override
     public boolean pollWhileSpinning() {
@@ -233,9 +273,15 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             try {
                 // one per pass: accept() takes it and tries the listener itself for more, so
                 // no pass pays for a failed accept(2); the listener stays readable while more wait
-                SocketChannel child = tcp.accept();
-                if (child != null) {
-                    accepted(child);
+                LocalStreams.Listener streams = streamListener;
+                LocalStreams.Accepted local = streams == null ? null : streams.accept();
+                if (local != null) {
+                    enqueue(new Handshaken(null, null, null, local));
+                } else {
+                    SocketChannel child = tcp.accept();
+                    if (child != null) {
+                        accepted(child);
+                    }
                 }
             } catch (IOException e) {
                 // closed meanwhile, or the client gone: nothing to accept
@@ -248,7 +294,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     public void accepted(SocketChannel child) {
         SocketChannel plain = classify(child);
         if (plain != null) {
-            enqueue(new Handshaken(null, plain, null));
+            enqueue(new Handshaken(null, plain, null, null));
         }
     }
 
@@ -361,6 +407,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             if (h != null) {
                 return wrap(h);
             }
+            LocalStreams.Listener streams = streamListener;
+            LocalStreams.Accepted local = streams == null ? null : streams.accept();
+            if (local != null) {
+                return streamChannel(local);
+            }
             SocketChannel child = tcp.accept();
             if (child == null) {
                 return null;
@@ -373,6 +424,9 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     }
 
     private SocketChannel wrap(Handshaken h) throws IOException {
+        if (h.local != null) {
+            return streamChannel(h.local);
+        }
         if (h.accelerated == null) {
             try {
                 return plainChannel(h.tcp, h.prefix);
@@ -395,6 +449,19 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 && runtime.peers().isLocal(((InetSocketAddress) child.getRemoteAddress()).getAddress())) {
             ch.upgradeAccepted(port);
         }
+        return ch;
+    }
+
+    /** The channel of a local client's Unix stream connection; it may move to UCX as a TCP one does. */
+    private HadronioSocketChannel streamChannel(LocalStreams.Accepted local) throws IOException {
+        HadronioSocketChannel ch;
+        try {
+            ch = new HadronioSocketChannel(provider(), runtime, local);
+        } catch (IOException e) {
+            local.channel().close();
+            throw e;
+        }
+        ch.upgradeAccepted(port);
         return ch;
     }
 
@@ -522,6 +589,11 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
 
     @Override
     protected void implCloseSelectableChannel() throws IOException {
+        LocalStreams.Listener streams = streamListener;
+        if (streams != null) {
+            // first: no local client may connect to a closed server
+            streams.close();
+        }
         InetSocketAddress r = rendezvousAddress;
         if (r != null) {
             runtime.peers().rendezvous().unlisten(r.getAddress(), r.getPort(), onRegistered);
@@ -568,6 +640,9 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             waitResourcesReleased = true;
             acceptWait.close();
             wakeFd.close();
+            if (listeners != null) {
+                listeners.close();
+            }
         }
     }
 

@@ -47,8 +47,23 @@ import java.util.function.Supplier;
  */
 public final class HadronioSocketChannel extends SocketChannel implements UcxSelectable {
     private final UcxRuntime runtime;
-    // the kernel socket: the whole connection when plain, set-up and control connection when accelerated
-    private final SocketChannel tcp;
+    // the kernel socket: the whole connection when plain, set-up and control connection when
+    // accelerated; a Unix stream socket for a local stream connection (set once, in connect,
+    // before the connection opens)
+    private SocketChannel tcp;
+    // a local stream connection (connection/LocalStreams): its addresses, as TCP's would be;
+    // null otherwise. Set before the connection opens
+    private InetSocketAddress streamLocal;
+    private InetSocketAddress streamRemote;
+    // a local stream client's TCP socket, bound and never connected: it holds the local port
+    private SocketChannel reservation;
+    // a local stream connection's id (its preamble's), which names its reset mark
+    private long streamId;
+    // a local stream connection's write met the peer's close once (under writeLock)
+    private volatile boolean brokenPipeSeen;
+    // a local stream connection's values of the TCP options a Unix socket lacks (they change
+    // nothing there: a Unix socket has no Nagle, keep-alive or TOS)
+    private java.util.Map<SocketOption<?>, Object> streamOptions;
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
     // the connection's state, path and half-closes
@@ -107,6 +122,22 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         usePlainTcp();
     }
 
+    /** An accepted local stream connection ({@link io.hadronio.connection.LocalStreams}), connected. */
+    HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime,
+                          io.hadronio.connection.LocalStreams.Accepted accepted) throws IOException {
+        super(provider);
+        this.runtime = runtime;
+        this.tcp = accepted.channel();
+        this.streamLocal = accepted.local();
+        this.streamRemote = accepted.remote();
+        this.streamOptions = new java.util.concurrent.ConcurrentHashMap<>();
+        this.streamId = accepted.id();
+        this.life = ConnectionLifecycle.acceptedPlain(runtime.control(), tcp);
+        life.streamReset(this::markStreamReset);
+        life.readinessListener(readySignal);
+        usePlainTcp();
+    }
+
     /** Goes plain: from now on {@code tcp} is the channel, in this channel's blocking mode. */
     private void usePlainTcp() throws IOException {
         synchronized (blockingLock()) {
@@ -135,7 +166,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * while not connected.
      */
     public String transport() {
-        return life.transport();
+        String t = life.transport();
+        // a local stream connection that has not moved to UCX
+        return streamRemote != null && "tcp".equals(t) ? "unix" : t;
     }
 
     /**
@@ -192,10 +225,15 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             if (upgrades != null && runtime.peers().isLocal(isa.getAddress())) {
                 // a local peer: a plain TCP connect now, exactly as the JDK's; if the peer runs
                 // hadroNIO the connection moves to UCX in the background once it is open
+                boolean stream = connectStream(isa);
                 upgrades.prepareClient(life);
                 life.idleOutputSwitch(this::switchIdleOutput);
                 life.converter(this::requestConversion);
                 usePlainTcp();
+                if (stream) {
+                    connectedPlainly();
+                    return true;
+                }
                 return connectPlain(isa, timeoutMillis);
             }
             boolean accelerate;
@@ -226,6 +264,55 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             readLock.unlock();
         }
     }
+
+    /**
+     * A local hadroNIO listener of {@code isa} takes Unix stream connections: connects there
+     * ({@link io.hadronio.connection.LocalStreams}; nothing in it waits) and makes that socket
+     * this channel's, keeping the TCP socket as the holder of the local port. False: TCP.
+     */
+    private boolean connectStream(InetSocketAddress isa) throws IOException {
+        io.hadronio.connection.LocalStreams streams = runtime.localStreams();
+        if (streams == null) {
+            return false;
+        }
+        io.hadronio.connection.LocalStreams.Connected c = streams.connect(isa, tcp);
+        if (c == null) {
+            return false;
+        }
+        java.util.Map<SocketOption<?>, Object> opts = new java.util.concurrent.ConcurrentHashMap<>();
+        try {
+            // what the application set before connect: the buffer sizes and linger go to the
+            // Unix socket, the rest is remembered (an option never set reads as a fresh TCP
+            // socket's default)
+            for (SocketOption<?> o : explicitOptions) {
+                Object v = tcp.getOption(o);
+                if (c.channel().supportedOptions().contains(o)) {
+                    setRaw(c.channel(), o, v);
+                } else if (v != null) {
+                    opts.put(o, v);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            c.channel().close();
+            throw e;
+        }
+        reservation = tcp;
+        streamOptions = opts;
+        streamLocal = c.local();
+        streamRemote = new InetSocketAddress(isa.getAddress(), isa.getPort());
+        streamId = c.id();
+        tcp = c.channel();
+        life.useStream(tcp, this::markStreamReset);
+        return true;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void setRaw(SocketChannel ch, SocketOption<T> o, Object v) throws IOException {
+        ch.setOption(o, (T) v);
+    }
+
+    // the options the application set before connect (a local stream connection applies them)
+    private final Set<SocketOption<?>> explicitOptions = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** The local address to register at the rendezvous: binds the socket first if it is not bound. */
     private InetSocketAddress boundForRendezvous() throws IOException {
@@ -261,8 +348,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         if (!life.isUpgradeCandidate()) {
             return;
         }
-        runtime.upgrades().startClient(life, (InetSocketAddress) tcp.getRemoteAddress(),
-                (InetSocketAddress) tcp.getLocalAddress());
+        runtime.upgrades().startClient(life, (InetSocketAddress) getRemoteAddress(),
+                (InetSocketAddress) getLocalAddress());
         if (runtime.config().upgradeDelayNanos() <= 0) {
             // no delay: the upgrade begins at once (connect and finishConnect hold both locks)
             requestConversion(life::beginUpgrade);
@@ -277,7 +364,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     void upgradeAccepted(int serverPort) throws IOException {
         life.idleOutputSwitch(this::switchIdleOutput);
         life.converter(this::requestConversion);
-        runtime.upgrades().accepted(life, (InetSocketAddress) tcp.getRemoteAddress(), serverPort);
+        runtime.upgrades().accepted(life, (InetSocketAddress) getRemoteAddress(), serverPort);
     }
 
     // ---- converting a plain local connection for its upgrade -------------------------------------
@@ -549,13 +636,15 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     @Override
     public SocketAddress getLocalAddress() throws IOException {
         ensureOpen();
-        return tcp.getLocalAddress();
+        InetSocketAddress s = streamLocal;
+        return s != null ? s : tcp.getLocalAddress();
     }
 
     @Override
     public SocketAddress getRemoteAddress() throws IOException {
         ensureOpen();
-        return tcp.getRemoteAddress();
+        InetSocketAddress s = streamRemote;
+        return s != null ? s : tcp.getRemoteAddress();
     }
 
     // ---- options -------------------------------------------------------------------------------
@@ -567,7 +656,15 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         if (name == HadronioSocketOptions.TRANSPORT) {
             throw new UnsupportedOperationException("'" + name + "' is read-only");
         }
+        java.util.Map<SocketOption<?>, Object> opts = streamOptions;
+        if (opts != null && !tcp.supportedOptions().contains(name)) {
+            setStreamOption(opts, name, value);
+            return this;
+        }
         tcp.setOption(name, value);
+        if (life.state() == ConnectionLifecycle.NEW) {
+            explicitOptions.add(name);
+        }
         return this;
     }
 
@@ -579,6 +676,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         if (name == HadronioSocketOptions.TRANSPORT) {
             return (T) transport();
         }
+        java.util.Map<SocketOption<?>, Object> opts = streamOptions;
+        if (opts != null && !tcp.supportedOptions().contains(name)) {
+            if (!supportedOptions().contains(name)) {
+                throw new UnsupportedOperationException("'" + name + "' not supported");
+            }
+            Object v = opts.get(name);
+            return (T) (v != null ? v : tcpDefaults().get(name));
+        }
         return tcp.getOption(name);
     }
 
@@ -586,7 +691,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     public Set<SocketOption<?>> supportedOptions() {
         Set<SocketOption<?>> set = options;
         if (set == null) {
-            Set<SocketOption<?>> all = new java.util.HashSet<>(tcp.supportedOptions());
+            Set<SocketOption<?>> all;
+            if (streamRemote == null) {
+                all = new java.util.HashSet<>(tcp.supportedOptions());
+            } else {
+                // a TCP socket's, not the Unix socket's
+                try (SocketChannel probe = runtime.platform().openSocketChannel()) {
+                    all = new java.util.HashSet<>(probe.supportedOptions());
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
             all.add(HadronioSocketOptions.TRANSPORT);
             options = set = java.util.Collections.unmodifiableSet(all);
         }
@@ -595,6 +710,47 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     // the kernel socket's options and ours; the same for every channel
     private static volatile Set<SocketOption<?>> options;
+
+    /** A TCP option of a local stream connection: checked as the JDK checks it, then remembered. */
+    private void setStreamOption(java.util.Map<SocketOption<?>, Object> opts, SocketOption<?> name, Object value) {
+        if (!supportedOptions().contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        if (value == null || !name.type().isInstance(value)) {
+            throw new IllegalArgumentException("Invalid value '" + value + "'");
+        }
+        if (name == java.net.StandardSocketOptions.IP_TOS) {
+            int tos = (Integer) value;
+            if (tos < 0 || tos > 255) {
+                throw new IllegalArgumentException("Invalid IP_TOS value");
+            }
+        }
+        opts.put(name, value);
+    }
+
+    /** What a fresh TCP socket reports for each option (for a local stream's options never set). */
+    private java.util.Map<SocketOption<?>, Object> tcpDefaults() throws IOException {
+        java.util.Map<SocketOption<?>, Object> d = TCP_DEFAULTS;
+        if (d == null) {
+            d = new java.util.HashMap<>();
+            try (SocketChannel probe = runtime.platform().openSocketChannel()) {
+                for (SocketOption<?> o : probe.supportedOptions()) {
+                    try {
+                        Object v = probe.getOption(o);
+                        if (v != null) {
+                            d.put(o, v);
+                        }
+                    } catch (IOException | UnsupportedOperationException e) {
+                        // not readable on an unconnected socket
+                    }
+                }
+            }
+            TCP_DEFAULTS = d = java.util.Map.copyOf(d);
+        }
+        return d;
+    }
+
+    private static volatile java.util.Map<SocketOption<?>, Object> TCP_DEFAULTS;
 
     // ---- shutdown ------------------------------------------------------------------------------
 
@@ -640,14 +796,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     /** TCP urgent data, on a plain connection; on an accelerated one it is dropped (a peer without OOBINLINE drops it too). */
     void sendUrgentData(int data) throws IOException {
         ensureConnected();
-        if (life.isPlain()) {
+        if (life.isPlain() && streamRemote == null) {
             tcp.socket().sendUrgentData(data);
         }
     }
 
     /** The TCP socket, for the adaptor's options that only a plain connection has. */
     java.net.Socket plainSocket() {
-        return life.isPlain() ? tcp.socket() : null;
+        return life.isPlain() && streamRemote == null ? tcp.socket() : null;
     }
 
     // ---- data path -----------------------------------------------------------------------------
@@ -780,13 +936,77 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
         try {
             if (timeoutMillis > 0 && length == 1 && isBlocking()) {
-                return timedReadPlain(dsts[offset], timeoutMillis);
+                return streamRemote == null ? timedReadPlain(dsts[offset], timeoutMillis)
+                        : timedReadStream(dsts[offset], timeoutMillis);
             }
             // one buffer: the kernel socket's read(2), as the JDK's, not its readv(2) machinery
-            return length == 1 ? tcp.read(dsts[offset]) : tcp.read(dsts, offset, length);
+            long n = length == 1 ? tcp.read(dsts[offset]) : tcp.read(dsts, offset, length);
+            if (n < 0 && streamRemote != null) {
+                streamEnded();
+            }
+            return n;
         } catch (ClosedByInterruptException e) {
             close();
             throw e;
+        }
+    }
+
+    /** A local stream's end: "connection reset" when the peer marked a reset (LocalStreams), else nothing. */
+    private void streamEnded() throws IOException {
+        if (streamEndSeen) {
+            return;
+        }
+        streamEndSeen = true;
+        // the peer is the client when we are the server (the client holds the reservation)
+        if (runtime.localStreams().takeReset(streamId, reservation == null)) {
+            // as after TCP's reset, writes fail from now on (none is taken); brokenPipeSeen is
+            // the write lock's, but a write that races this read would fail on the closed pipe anyway
+            brokenPipeSeen = true;
+            throw new java.net.SocketException("Connection reset");
+        }
+    }
+
+    // a local stream connection read its peer's end (and so looked for its reset mark)
+    private volatile boolean streamEndSeen;
+
+    /** An abortive close of a local stream: the peer's reads end in a reset, unless it closed already. */
+    private void markStreamReset() {
+        runtime.localStreams().markReset(streamId, reservation != null, tcpFd);
+    }
+
+    private static boolean isBrokenPipe(IOException e) {
+        String m = e.getMessage();
+        return m != null && m.contains("Broken pipe");
+    }
+
+    /**
+     * A blocking read with a timeout on a local stream connection (a Unix channel has no socket
+     * adaptor): waits in poll(2) for input, in slices so that an interrupt is seen, then reads.
+     */
+    private int timedReadStream(ByteBuffer dst, int timeoutMillis) throws IOException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        int fd = tcpFd;
+        while (true) {
+            long left = (deadline - System.nanoTime()) / 1_000_000;
+            if (left <= 0) {
+                throw new java.net.SocketTimeoutException("Read timed out");
+            }
+            short ready = io.hadronio.platform.PollSet.pollOne(fd, io.hadronio.platform.PollSet.POLLIN,
+                    (int) Math.min(left, 100));
+            if (Thread.currentThread().isInterrupted()) {
+                close();
+                throw new ClosedByInterruptException();
+            }
+            if (!isOpen()) {
+                throw new java.nio.channels.AsynchronousCloseException();
+            }
+            if (ready != 0) {
+                int n = tcp.read(dst);
+                if (n < 0) {
+                    streamEnded();
+                }
+                return n;
+            }
         }
     }
 
@@ -853,6 +1073,25 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 } catch (ClosedByInterruptException e) {
                     close();
                     throw e;
+                } catch (IOException e) {
+                    if (streamRemote == null || brokenPipeSeen || !isBrokenPipe(e)) {
+                        throw e;
+                    }
+                    brokenPipeSeen = true;
+                    if (!streamEndSeen && runtime.localStreams().takeReset(streamId, reservation == null)) {
+                        // the peer reset the connection: as TCP after its reset, the write fails
+                        // with it and a read then finds the end
+                        streamEndSeen = true;
+                        throw new java.net.SocketException("Connection reset");
+                    }
+                    // TCP takes the first write after the peer's close (the peer's answer, a
+                    // reset, fails the next); a Unix socket fails it at once: take it, as TCP
+                    long n = 0;
+                    for (int i = offset; i < offset + length; i++) {
+                        n += srcs[i].remaining();
+                        srcs[i].position(srcs[i].limit());
+                    }
+                    return n;
                 }
             }
             // the first write after the UCX half is ready moves our output there
@@ -1069,8 +1308,21 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      */
     @Override
     protected void implCloseSelectableChannel() throws IOException {
-        if (life.close()) {
-            tryFinishClose();
+        try {
+            if (life.close()) {
+                tryFinishClose();
+            }
+        } finally {
+            if (streamRemote != null && !streamEndSeen) {
+                // a mark the peer made for us, which we will never read to
+                runtime.localStreams().takeReset(streamId, reservation == null);
+            }
+            SocketChannel r = reservation;
+            if (r != null) {
+                // the local port goes free with the connection (its upgrade session, named by
+                // it, was shut down in close())
+                r.close();
+            }
         }
     }
 
@@ -1205,9 +1457,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
                 sb.append(' ').append(transport());
             }
             try {
-                sb.append(" local=").append(tcp.getLocalAddress());
+                sb.append(" local=").append(streamLocal != null ? streamLocal : tcp.getLocalAddress());
                 if (s == ConnectionLifecycle.OPEN) {
-                    sb.append(" remote=").append(tcp.getRemoteAddress());
+                    sb.append(" remote=").append(streamRemote != null ? streamRemote : tcp.getRemoteAddress());
                 }
             } catch (IOException e) {
                 // omit addresses

@@ -154,7 +154,8 @@ public final class ConnectionLifecycle {
 
     private final ControlLoop reactor;
     // the kernel socket: the whole connection on PATH_TCP, the control connection on PATH_UCX
-    final SocketChannel tcp;
+    // the kernel socket; replaced once, before the connection opens, by a local stream's (useStream)
+    SocketChannel tcp;
 
     private volatile int word;
     // valid once PEER_FIN is set (written before it)
@@ -209,6 +210,42 @@ public final class ConnectionLifecycle {
     /** The kernel socket: the whole connection when plain, the control connection when accelerated. */
     public SocketChannel tcp() {
         return tcp;
+    }
+
+    /**
+     * A client's connection goes over a local Unix stream socket instead of its TCP socket
+     * (connection/LocalStreams): in connect, before it opens and before anyone else sees it.
+     */
+    public void useStream(SocketChannel stream, Runnable reset) {
+        assert state() == CONNECTING || state() == NEW;
+        this.tcp = stream;
+        this.streamReset = reset;
+    }
+
+    /** An accepted local stream connection: how it tells its peer that it closes with a reset. */
+    public void streamReset(Runnable reset) {
+        this.streamReset = reset;
+    }
+
+    // a local stream connection: what an abortive close runs before its socket closes, since a
+    // Unix socket's close is never a reset (LocalStreams#markReset); null on TCP
+    private volatile Runnable streamReset;
+
+    /** Closes the socket; one that closes with SO_LINGER 0 on a local stream marks the reset first. */
+    private void closeSocket() throws IOException {
+        Runnable r = streamReset;
+        // (after our output's end the peer has read to it: a TCP reset then fails its writes, not its reads)
+        if (r != null && (word & OUTPUT_SHUT) == 0) {
+            try {
+                Integer linger = tcp.getOption(java.net.StandardSocketOptions.SO_LINGER);
+                if (linger != null && linger == 0) {
+                    r.run();
+                }
+            } catch (IOException | RuntimeException e) {
+                // closed already
+            }
+        }
+        tcp.close();
     }
 
     /** A connection that is not set up yet ({@code SocketChannel.open()}). */
@@ -555,7 +592,7 @@ public final class ConnectionLifecycle {
             if (u != null) {
                 u.end();
             }
-            tcp.close();
+            closeSocket();
             return false;
         }
         wake();
@@ -1371,7 +1408,7 @@ public final class ConnectionLifecycle {
             u.end();
         }
         try {
-            tcp.close();
+            closeSocket();
         } catch (IOException e) {
             // nothing to do
         }

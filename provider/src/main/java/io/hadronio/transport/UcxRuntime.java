@@ -30,6 +30,8 @@ public final class UcxRuntime {
     private final Peers peers;
     // null unless hadronio.upgrade is on
     private final Upgrades upgrades;
+    // null unless hadronio.upgrade and hadronio.local.stream are on and the directory is usable
+    private final io.hadronio.connection.LocalStreams localStreams;
     // connections' send and receive areas: huge pages up to hadronio.hugepages, then ordinary ones
     private final HugePagePool areas;
 
@@ -42,12 +44,19 @@ public final class UcxRuntime {
         this.peers = peers;
         this.control = new ControlLoop(this, platform);
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
+        this.localStreams = config.upgrade() && config.localStream()
+                ? io.hadronio.connection.LocalStreams.open(platform, config.sendBufferBytes(), peers.secret()) : null;
         this.areas = new HugePagePool(config.hugePagesBytes());
     }
 
     /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off. */
     public Upgrades upgrades() {
         return upgrades;
+    }
+
+    /** Unix stream connections between local hadroNIO processes; null when off ({@code hadronio.local.stream}). */
+    public io.hadronio.connection.LocalStreams localStreams() {
+        return localStreams;
     }
 
     /**

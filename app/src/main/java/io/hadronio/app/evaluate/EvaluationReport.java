@@ -141,7 +141,8 @@ final class EvaluationReport {
                 + "result (the growth of each thread's `/proc/PID/task/TID/schedstat`; for a server that had already "
                 + "exited, `/proc/PID/stat` sampled every 10 ms), divided by the measured operations; peak memory is each JVM's "
                 + "`VmHWM` at exit, so it is the pair's over all its sizes (the largest message dominates). The transport is what the client's connection reported at the end of the run "
-                + "(`kernel-tcp`: the JDK's sockets, or a hadroNIO connection that ended up on plain TCP). "
+                + "(`kernel-tcp`: the JDK's sockets, or a hadroNIO connection that ended up on plain TCP; "
+                + "`kernel-unix`: a hadroNIO connection that stayed on its local Unix stream). "
                 + "GB/s are 10⁹ B/s; KiB/MiB are powers of 2.\n\n"
                 + "Each run's length is fitted to the provider's expected speed (`RunSizing`): the measured part "
                 + "aims at a fixed time, so the JDK's slower runs count fewer operations than hadroNIO's.\n\n";
@@ -397,10 +398,11 @@ final class EvaluationReport {
                 }
                 List<String> tcp = summary.stream()
                         .filter(s -> s.point().provider() == Provider.HADRONIO && s.point().mode() == m
-                                && s.point().metric() == metric && s.transports().contains("kernel-tcp"))
+                                && s.point().metric() == metric
+                                && (s.transports().contains("kernel-tcp") || s.transports().contains("kernel-unix")))
                         .map(s -> Sizes.human(s.point().size())).toList();
                 if (!tcp.isEmpty()) {
-                    d.append("Some hadroNIO runs reported kernel TCP, not UCX, at ").append(String.join(", ", tcp))
+                    d.append("Some hadroNIO runs reported the kernel's TCP or Unix stream, not UCX, at ").append(String.join(", ", tcp))
                             .append(" (see the transports under the tables): those points measure the fallback path.");
                 }
                 d.append('\n');

@@ -105,7 +105,7 @@ public final class NettySupport {
         }
     }
 
-    /** "sysv,cma" (UCX transports) for a hadroNIO channel, "kernel-tcp" for the JDK's. */
+    /** "sysv,cma" (UCX transports) for a hadroNIO channel on UCX, "kernel-tcp" for the JDK's ({@link Transports#of}). */
     static String transport(Channel channel) {
         SelectableChannel ch = javaChannel(channel);
         if (ch == null) {
