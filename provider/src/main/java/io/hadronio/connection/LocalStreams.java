@@ -183,11 +183,7 @@ public final class LocalStreams {
 
     /** True when the peer (the client, or the server) of connection {@code id} ended it with a reset (the mark is taken). */
     public boolean takeReset(long id, boolean peerIsClient) {
-        try {
-            return Files.deleteIfExists(mark(id, peerIsClient));
-        } catch (IOException e) {
-            return false;
-        }
+        return io.hadronio.platform.Unlink.unlink(mark(id, peerIsClient).toString());
     }
 
     /** Makes {@code dir} if it is missing; throws unless it is a directory of {@code uid} that only it can enter. */

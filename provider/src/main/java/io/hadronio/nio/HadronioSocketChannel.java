@@ -969,6 +969,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     // a local stream connection read its peer's end (and so looked for its reset mark)
     private volatile boolean streamEndSeen;
 
+    /** The peer of this local stream has closed its socket (ours says POLLHUP). */
+    private boolean peerClosedStream() {
+        try {
+            int fd = tcpFd;
+            return fd >= 0 && (io.hadronio.platform.PollSet.pollOne(fd, io.hadronio.platform.PollSet.POLLIN, 0)
+                    & io.hadronio.platform.PollSet.POLLHUP) != 0;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
     /** An abortive close of a local stream: the peer's reads end in a reset, unless it closed already. */
     private void markStreamReset() {
         runtime.localStreams().markReset(streamId, reservation != null, tcpFd);
@@ -1308,13 +1319,16 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      */
     @Override
     protected void implCloseSelectableChannel() throws IOException {
+        // a mark the peer made for us, which we will never read to (a peer that has not closed
+        // has not marked either: it marks before its socket closes; one that marks in the
+        // instant between leaves a mark for the sweep). Asked before close() closes our socket
+        boolean takeMark = streamRemote != null && !streamEndSeen && peerClosedStream();
         try {
             if (life.close()) {
                 tryFinishClose();
             }
         } finally {
-            if (streamRemote != null && !streamEndSeen) {
-                // a mark the peer made for us, which we will never read to
+            if (takeMark) {
                 runtime.localStreams().takeReset(streamId, reservation == null);
             }
             SocketChannel r = reservation;
