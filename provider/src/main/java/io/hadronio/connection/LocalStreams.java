@@ -71,6 +71,8 @@ public final class LocalStreams {
     private static final int MAX_NAME = 3 + 9 + 39 + 1 + 5;
     // how long an accepting server waits for a preamble the client writes right after its connect
     private static final int PREAMBLE_MILLIS = 200;
+    // ... and before it sleeps, asks again for this long
+    private static final long PREAMBLE_SPIN_NANOS = 20_000;
     private static final long STALE_MARKER_MINUTES = 10;
     private static final String RESET_PREFIX = "reset-";
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
@@ -357,6 +359,12 @@ public final class LocalStreams {
             }
             SocketChannel ch = null;
             try {
+                // the port and the preamble first: the preamble follows the connect at once, since
+                // the server, which may take the connection the moment it is queued, waits for it
+                InetSocketAddress local = hold(reservation, d);
+                // unique, not secret: the marks it names lie in our private directory
+                long id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+                ByteBuffer pre = preamble(local, new InetSocketAddress(d, port), id);
                 ch = platform.openSocketChannel(StandardProtocolFamily.UNIX);
                 ch.configureBlocking(false);
                 sizeBuffer(ch);
@@ -365,10 +373,6 @@ public final class LocalStreams {
                     ch.close();
                     return null;
                 }
-                InetSocketAddress local = hold(reservation, d);
-                // unique, not secret: the marks it names lie in our private directory
-                long id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
-                ByteBuffer pre = preamble(local, new InetSocketAddress(d, port), id);
                 if (ch.write(pre) != PREAMBLE_LENGTH) {
                     ch.close();
                     return null;
@@ -435,7 +439,8 @@ public final class LocalStreams {
      */
     static Accepted readPreamble(SocketChannel child, InetSocketAddress bound) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(PREAMBLE_LENGTH);
-        long deadline = System.nanoTime() + PREAMBLE_MILLIS * 1_000_000L;
+        long start = System.nanoTime();
+        long deadline = start + PREAMBLE_MILLIS * 1_000_000L;
         int fd = PlatformChannels.fd(child);
         while (b.hasRemaining()) {
             int n = child.read(b);
@@ -443,7 +448,14 @@ public final class LocalStreams {
                 return null;
             }
             if (n == 0) {
-                long left = (deadline - System.nanoTime()) / 1_000_000;
+                long now = System.nanoTime();
+                if (now - start < PREAMBLE_SPIN_NANOS) {
+                    // the client writes it right after its connect: a few microseconds, which a
+                    // sleep in poll(2) and the wake-up after would multiply
+                    Thread.onSpinWait();
+                    continue;
+                }
+                long left = (deadline - now) / 1_000_000;
                 if (left <= 0) {
                     return null;
                 }
