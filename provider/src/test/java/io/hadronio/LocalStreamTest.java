@@ -159,7 +159,7 @@ class LocalStreamTest {
 
     @Test
     void shouldEndOrderlyWithoutAMark() throws Exception {
-        java.util.Set<Path> before = marks();
+        java.util.Set<Long> before = marks();
         try (ServerSocketChannel listener = listen(streams, LOOPBACK); Pair p = connect(listener, streams)) {
             p.server().write(ByteBuffer.wrap(new byte[] {5}));
             p.server().close();
@@ -189,17 +189,23 @@ class LocalStreamTest {
             p.server().setOption(StandardSocketOptions.SO_LINGER, 0);
             p.server().close();
         }
-        java.util.Set<Path> after = marks();
+        java.util.Set<Long> after = marks();
         after.removeAll(before);
         assertTrue(after.isEmpty(), "reset marks left behind: " + after);
     }
 
-    /** The reset marks there are (other processes' too: the suite runs alone). */
-    private static java.util.Set<Path> marks() throws IOException {
-        try (Stream<Path> files = Files.list(markDirectory())) {
-            return files.filter(f -> f.getFileName().toString().startsWith("reset-"))
-                    .collect(java.util.stream.Collectors.toCollection(java.util.HashSet::new));
+    /** The keys in the shared reset table (LocalStreams' "resets"; other processes' too: the suite runs alone). */
+    private static java.util.Set<Long> marks() throws IOException {
+        ByteBuffer table = ByteBuffer.wrap(Files.readAllBytes(markDirectory().resolve("resets")))
+                .order(java.nio.ByteOrder.nativeOrder());
+        java.util.Set<Long> keys = new java.util.HashSet<>();
+        for (int off = 0; off + 16 <= table.capacity(); off += 16) {
+            long key = table.getLong(off);
+            if (key != 0) {
+                keys.add(key);
+            }
         }
+        return keys;
     }
 
     private static Path markDirectory() throws IOException {

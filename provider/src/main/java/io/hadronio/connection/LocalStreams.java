@@ -53,11 +53,10 @@ import java.util.Set;
  * bounded by a deadline, before it hands the channel out.
  *
  * <p>A Unix socket's close is never a reset, so a reset is marked for the peer: an abortive
- * close ({@code SO_LINGER} 0, or a broken connection) makes the file {@code reset-<id>-c} (by the
- * client; {@code -s} by the server) before
- * its socket closes, and a side that reads the end of a local stream looks for it (and removes
- * it): there, the end is "connection reset", as it is after a TCP RST. Markers whose peer never
- * read to the end are swept after {@value #STALE_MARKER_MINUTES} minutes.
+ * close ({@code SO_LINGER} 0, or a broken connection) puts the connection's id and its side in
+ * a table of shared memory, the file {@code resets} of the directory ({@link ResetTable}), before
+ * its socket closes, and a side that reads the end of a local stream looks for it (and takes
+ * it): there, the end is "connection reset", as it is after a TCP RST.
  */
 public final class LocalStreams {
     private static final System.Logger LOG = System.getLogger(LocalStreams.class.getName());
@@ -73,8 +72,6 @@ public final class LocalStreams {
     private static final int PREAMBLE_MILLIS = 200;
     // ... and before it sleeps, asks again for this long
     private static final long PREAMBLE_SPIN_NANOS = 20_000;
-    private static final long STALE_MARKER_MINUTES = 10;
-    private static final String RESET_PREFIX = "reset-";
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
 
     private final Path directory;
@@ -91,7 +88,12 @@ public final class LocalStreams {
     // TCP, as peers of two keys always have)
     private final String namePrefix;
 
-    private LocalStreams(Path directory, SelectorProvider platform, int sendBuffer, String keyTag) {
+    // resets of local streams, shared by the directory's processes
+    private final ResetTable resets;
+
+    private LocalStreams(Path directory, SelectorProvider platform, int sendBuffer, String keyTag,
+                         ResetTable resets) {
+        this.resets = resets;
         this.directory = directory;
         this.platform = platform;
         this.sendBuffer = sendBuffer;
@@ -125,32 +127,16 @@ public final class LocalStreams {
             if (dir.toString().length() + 1 + MAX_NAME > MAX_PATH) {
                 throw new IOException("the path " + dir + " is too long for Unix socket names");
             }
-            sweepStaleMarkers(dir);
+            ResetTable resets = ResetTable.open(dir.resolve("resets"));
             // a tag of the key, not the key: 32 bits of its MAC of a label
             byte[] mac = secret.mac("hadroNIO/local-stream-name".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             String tag = java.util.HexFormat.of().formatHex(mac, 0, 4);
-            return new LocalStreams(dir, platform, (int) Math.min(Integer.MAX_VALUE / 2, sendBufferBytes), tag);
+            return new LocalStreams(dir, platform, (int) Math.min(Integer.MAX_VALUE / 2, sendBufferBytes), tag,
+                    resets);
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.INFO, "local connections use kernel TCP (hadronio.local.stream): {0}",
                     e.getMessage());
             return null;
-        }
-    }
-
-    private static void sweepStaleMarkers(Path dir) {
-        long oldest = System.currentTimeMillis() - java.util.concurrent.TimeUnit.MINUTES.toMillis(STALE_MARKER_MINUTES);
-        try (var files = Files.newDirectoryStream(dir, RESET_PREFIX + "*")) {
-            for (Path f : files) {
-                try {
-                    if (Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS).toMillis() < oldest) {
-                        Files.deleteIfExists(f);
-                    }
-                } catch (IOException e) {
-                    // another process took it
-                }
-            }
-        } catch (IOException e) {
-            // nothing to sweep
         }
     }
 
@@ -164,28 +150,15 @@ public final class LocalStreams {
             if ((PollSet.pollOne(fd, PollSet.POLLIN, 0) & PollSet.POLLHUP) != 0) {
                 return;
             }
-            Files.createFile(mark(id, client));
         } catch (IOException e) {
-            // marked already; or the directory is gone: the peer sees an orderly end
+            return; // closed already
         }
-        long now = System.nanoTime();
-        if (now - lastSweep > java.util.concurrent.TimeUnit.MINUTES.toNanos(1)) {
-            // the marks of peers that closed in the instant between our look and our mark
-            lastSweep = now;
-            sweepStaleMarkers(directory);
-        }
-    }
-
-    private volatile long lastSweep = System.nanoTime();
-
-    /** The mark of a reset by the client (or the server) of connection {@code id}. */
-    private Path mark(long id, boolean client) {
-        return directory.resolve(RESET_PREFIX + Long.toHexString(id) + (client ? "-c" : "-s"));
+        resets.put(ResetTable.key(id, client));
     }
 
     /** True when the peer (the client, or the server) of connection {@code id} ended it with a reset (the mark is taken). */
     public boolean takeReset(long id, boolean peerIsClient) {
-        return io.hadronio.platform.Unlink.unlink(mark(id, peerIsClient).toString());
+        return resets.take(ResetTable.key(id, peerIsClient));
     }
 
     /** Makes {@code dir} if it is missing; throws unless it is a directory of {@code uid} that only it can enter. */
