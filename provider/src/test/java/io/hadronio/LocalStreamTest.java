@@ -366,6 +366,30 @@ class LocalStreamTest {
         return b.array();
     }
 
+    /**
+     * A client that found no listener of ours for a destination (a plain server) remembers that,
+     * but not past the next listener's bind: one that takes the port at once gets local streams.
+     */
+    @Test
+    void shouldFindAListenerThatTookThePortOfAPlainServer() throws Exception {
+        int port;
+        try (ServerSocketChannel plain = listen(jdk, LOOPBACK)) {
+            port = ((InetSocketAddress) plain.getLocalAddress()).getPort();
+            for (int i = 0; i < 3; i++) {
+                try (Pair p = connect(plain, streams)) {
+                    assertEquals("tcp", transport(p.client()));
+                }
+            }
+        }
+        try (ServerSocketChannel ours = streams.openServerSocketChannel()) {
+            ours.bind(new InetSocketAddress(LOOPBACK, port));
+            try (Pair p = connect(ours, streams)) {
+                assertEquals("unix", transport(p.client()));
+                assertEquals("unix", transport(p.server()));
+            }
+        }
+    }
+
     @Test
     void shouldAcceptFromAWildcardListener() throws Exception {
         try (ServerSocketChannel listener = streams.openServerSocketChannel()) {
