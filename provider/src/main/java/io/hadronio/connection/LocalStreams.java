@@ -115,7 +115,10 @@ public final class LocalStreams {
      */
     public static LocalStreams open(SelectorProvider platform, long sendBufferBytes, Secret secret) {
         try {
-            int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            int uid = Peers.ownUid();
+            if (uid < 0) {
+                throw new IOException("cannot tell this process's user id");
+            }
             String ns = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
             // "net:[4026531840]"
             String inode = ns.replaceAll("[^0-9]", "");
@@ -148,14 +151,9 @@ public final class LocalStreams {
      * peer that closes without reading to the end takes the mark itself).
      */
     public void markReset(long id, boolean client, int fd) {
-        try {
-            if ((PollSet.pollOne(fd, PollSet.POLLIN, 0) & PollSet.POLLHUP) != 0) {
-                return;
-            }
-        } catch (IOException e) {
-            return; // closed already
+        if (!PollSet.hungUp(fd)) {
+            resets.put(ResetTable.key(id, client));
         }
-        resets.put(ResetTable.key(id, client));
     }
 
     /** True when the peer (the client, or the server) of connection {@code id} ended it with a reset (the mark is taken). */

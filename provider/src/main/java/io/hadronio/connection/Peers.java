@@ -51,7 +51,7 @@ public final class Peers {
     }
 
     /** This process's user id ({@code /proc/self} belongs to it), or -1 when unknown. */
-    private static int ownUid() {
+    static int ownUid() {
         try {
             Object uid = java.nio.file.Files.getAttribute(java.nio.file.Path.of("/proc/self"), "unix:uid");
             return uid instanceof Integer i ? i : -1;

@@ -971,13 +971,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     /** The peer of this local stream has closed its socket (ours says POLLHUP). */
     private boolean peerClosedStream() {
-        try {
-            int fd = tcpFd;
-            return fd >= 0 && (io.hadronio.platform.PollSet.pollOne(fd, io.hadronio.platform.PollSet.POLLIN, 0)
-                    & io.hadronio.platform.PollSet.POLLHUP) != 0;
-        } catch (IOException e) {
-            return true;
-        }
+        return io.hadronio.platform.PollSet.hungUp(tcpFd);
     }
 
     /** An abortive close of a local stream: the peer's reads end in a reset, unless it closed already. */

@@ -224,6 +224,18 @@ public final class PollSet implements AutoCloseable {
     }
 
     /**
+     * True when {@code fd}, a stream socket, is hung up ({@code POLLHUP}, asked without waiting:
+     * its peer closed, or both directions are shut down), or cannot be asked.
+     */
+    public static boolean hungUp(int fd) {
+        try {
+            return fd < 0 || (pollOne(fd, POLLIN, 0) & POLLHUP) != 0;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    /**
      * Waits until {@code fd} is ready for {@code events} or {@code timeoutMillis} passed,
      * with no set to manage: for a thread that emulates a blocking read or write on a
      * non-blocking socket. Allocates nothing after a thread's first call.
