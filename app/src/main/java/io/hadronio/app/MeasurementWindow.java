@@ -1,6 +1,7 @@
 package io.hadronio.app;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Tells a driver watching a benchmark client's standard output ({@code hadronio evaluate})
@@ -8,7 +9,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * CPU per operation counts neither JVM start-up nor warm-up. The end of the window is the
  * client's {@code RESULT} line. A client that measures several times in one JVM (sizes of a
  * {@link SizeSequence}, rates of the load mode) calls {@link #next()} before each, so that
- * every measurement opens its own window.
+ * every measurement opens its own window. A client whose warm-up is {@link PracticeRounds} on an
+ * event loop, where every round must run the same code, calls {@link #openRound} as each round
+ * begins: the line then comes once per round, and a driver takes the last one before the
+ * {@code RESULT} line, which is the measured round's.
  */
 public final class MeasurementWindow {
     /** The line printed once, when the first measured operation starts. */
@@ -16,6 +20,8 @@ public final class MeasurementWindow {
 
     // several connections (Netty) may start their measured part; the first one of a measurement opens the window
     private static final AtomicBoolean OPENED = new AtomicBoolean();
+    // the highest round of PracticeRounds that some connection of this measurement began (openRound)
+    private static final AtomicInteger ROUND = new AtomicInteger(-1);
 
     private MeasurementWindow() {
     }
@@ -23,6 +29,7 @@ public final class MeasurementWindow {
     /** The next measurement's measured part may open the window again. */
     public static void next() {
         OPENED.set(false);
+        ROUND.set(-1);
     }
 
     /** Prints {@link #OPEN_LINE} the first time it is called for this measurement; later calls do nothing. */
@@ -30,6 +37,20 @@ public final class MeasurementWindow {
         if (OPENED.compareAndSet(false, true)) {
             System.out.println(OPEN_LINE);
             System.out.flush();
+        }
+    }
+
+    /**
+     * Prints {@link #OPEN_LINE} the first time a connection of this measurement begins round
+     * {@code round} of its {@link PracticeRounds}; later calls for that round do nothing.
+     */
+    public static void openRound(int round) {
+        for (int seen = ROUND.get(); round > seen; seen = ROUND.get()) {
+            if (ROUND.compareAndSet(seen, round)) {
+                System.out.println(OPEN_LINE);
+                System.out.flush();
+                return;
+            }
         }
     }
 }

@@ -2,10 +2,12 @@ package io.hadronio.app.blocking;
 
 import io.hadronio.app.LatencySummary;
 import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.PracticeRounds;
 import io.hadronio.app.Role;
 import io.hadronio.app.SizeSequence;
 import io.hadronio.app.SocketAddressConverter;
 import java.net.InetSocketAddress;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -137,18 +139,12 @@ final class BlockingBenchmark implements Runnable {
         void measure(SocketChannel channel, int length, int warmup, int messages) throws Exception {
             ByteBuffer buffer = ByteBuffer.allocateDirect(length);
             long[] rtt = new long[messages];
-            for (int i = 0; i < warmup + messages; i++) {
-                if (i == warmup) {
+            long[] rounds = PracticeRounds.of(warmup, messages);
+            for (int r = 0; r < rounds.length; r++) {
+                if (r == rounds.length - 1) {
                     MeasurementWindow.open();
                 }
-                long start = System.nanoTime();
-                buffer.clear();
-                Endpoints.writeFully(channel, buffer);
-                buffer.clear();
-                Endpoints.readFully(channel, buffer);
-                if (i >= warmup) {
-                    rtt[i - warmup] = System.nanoTime() - start;
-                }
+                roundTrips(channel, buffer, rtt, (int) rounds[r]);
             }
             LatencySummary summary = LatencySummary.of(rtt);
             double opsPerSec = 1e6 / summary.avgUs();
@@ -158,6 +154,18 @@ final class BlockingBenchmark implements Runnable {
             System.out.printf(Locale.ROOT, "RESULT kind=%s-latency provider=%s length=%d messages=%d %s "
                     + "ops_per_s=%.0f transports=%s%n", kind(), provider(), length, messages, summary.resultFields(),
                     opsPerSec, transport);
+        }
+
+        /** One round of {@link PracticeRounds}: {@code n} round trips, their times in {@code rtt}. */
+        private static void roundTrips(SocketChannel channel, ByteBuffer buffer, long[] rtt, int n) throws IOException {
+            for (int i = 0; i < n; i++) {
+                long start = System.nanoTime();
+                buffer.clear();
+                Endpoints.writeFully(channel, buffer);
+                buffer.clear();
+                Endpoints.readFully(channel, buffer);
+                rtt[i] = System.nanoTime() - start;
+            }
         }
     }
 

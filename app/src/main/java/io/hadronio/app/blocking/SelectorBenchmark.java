@@ -2,6 +2,8 @@ package io.hadronio.app.blocking;
 
 import io.hadronio.app.LatencySummary;
 import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.PracticeRounds;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -56,18 +58,12 @@ final class SelectorBenchmark implements Runnable {
             ByteBuffer buffer = ByteBuffer.allocateDirect(length);
             long[] rtt = new long[messages];
             try (SelectorLoop loop = new SelectorLoop(channel)) {
-                for (int i = 0; i < warmup + messages; i++) {
-                    if (i == warmup) {
+                long[] rounds = PracticeRounds.of(warmup, messages);
+                for (int r = 0; r < rounds.length; r++) {
+                    if (r == rounds.length - 1) {
                         MeasurementWindow.open();
                     }
-                    long start = System.nanoTime();
-                    buffer.clear();
-                    loop.writeFully(buffer);
-                    buffer.clear();
-                    loop.readFully(buffer);
-                    if (i >= warmup) {
-                        rtt[i - warmup] = System.nanoTime() - start;
-                    }
+                    roundTrips(loop, buffer, rtt, (int) rounds[r]);
                 }
             }
             LatencySummary summary = LatencySummary.of(rtt);
@@ -78,6 +74,18 @@ final class SelectorBenchmark implements Runnable {
             System.out.printf(Locale.ROOT, "RESULT kind=%s-latency provider=%s length=%d messages=%d %s "
                     + "ops_per_s=%.0f transports=%s%n", kind(), provider(), length, messages, summary.resultFields(),
                     opsPerSec, transport);
+        }
+
+        /** One round of {@link PracticeRounds}: {@code n} round trips, their times in {@code rtt}. */
+        private static void roundTrips(SelectorLoop loop, ByteBuffer buffer, long[] rtt, int n) throws IOException {
+            for (int i = 0; i < n; i++) {
+                long start = System.nanoTime();
+                buffer.clear();
+                loop.writeFully(buffer);
+                buffer.clear();
+                loop.readFully(buffer);
+                rtt[i] = System.nanoTime() - start;
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package io.hadronio.app.netty;
 
 import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.PracticeRounds;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -62,32 +63,43 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
     record LatencyRun(long[] rtt, long start, long end, String transport) {
     }
 
-    /** Ping-pong: one message in flight; its round trip ends when all its bytes came back. */
+    /**
+     * Ping-pong: one message in flight; its round trip ends when all its bytes came back. The
+     * warm-up is {@link PracticeRounds}: every round, practice or measured, runs the same code on
+     * the event loop, so that the measured round starts in the code the JIT compiled for it.
+     */
     static final class Latency extends BenchmarkClient<LatencyRun> {
         private final long[] rtt;
-        private final long total;
-        private long index;
+        private final long[] rounds;
+        private int round;
+        private int roundLength;
+        // round trips of this round so far
+        private int done;
         private long received;
         private long sentAt;
         private long start;
 
         Latency(BenchmarkHeader settings) {
             super(settings);
-            this.rtt = new long[(int) settings.messages()];
-            this.total = settings.warmup() + settings.messages();
+            this.rtt = new long[Math.toIntExact(settings.messages())];
+            this.rounds = PracticeRounds.of(settings.warmup(), settings.messages());
         }
 
         @Override
         void start(ChannelHandlerContext ctx) {
+            beginRound();
             send(ctx);
+        }
+
+        private void beginRound() {
+            roundLength = (int) rounds[round];
+            done = 0;
+            MeasurementWindow.openRound(round);
+            start = System.nanoTime();
         }
 
         private void send(ChannelHandlerContext ctx) {
             sentAt = System.nanoTime();
-            if (index == settings.warmup()) {
-                MeasurementWindow.open();
-                start = sentAt;
-            }
             ctx.writeAndFlush(template.retainedDuplicate(), ctx.voidPromise());
         }
 
@@ -101,11 +113,11 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
             }
             long now = System.nanoTime();
             received -= settings.length();
-            if (index >= settings.warmup()) {
-                rtt[(int) (index - settings.warmup())] = now - sentAt;
-            }
-            index++;
-            if (index < total) {
+            rtt[done] = now - sentAt;
+            if (++done < roundLength) {
+                send(ctx);
+            } else if (++round < rounds.length) {
+                beginRound();
                 send(ctx);
             } else {
                 // the path at the end: a hadroNIO connection in upgrade mode starts on kernel TCP
