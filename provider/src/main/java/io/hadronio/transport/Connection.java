@@ -125,6 +125,8 @@ public final class Connection implements WorkerGroup.Readiness {
     private static final AtomicLong MEMORY_BYTES = new AtomicLong();
     // of those, the ones release() left allocated because UCX requests in flight may still use them
     private static final AtomicInteger MEMORY_RETAINED = new AtomicInteger();
+    // those connections, each with what release() found in flight (for diagnostics: memoryRetainedBy)
+    private static final java.util.Map<Connection, String> RETAINED = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Bulk messages received straight into a reader's buffer in this JVM so far. */
     static long bulkReceivedDirect() {
@@ -1328,17 +1330,23 @@ public final class Connection implements WorkerGroup.Readiness {
                     keepIfInFlight(rxRequests[i]);
                     rxRequests[i] = NONE;
                 }
+                int receives = inFlightCount;
                 keepIfInFlight(creditInRequest);
                 creditInRequest = NONE;
                 for (int k = 0; k < CREDIT_SLOTS; k++) {
                     keepIfInFlight(creditOutRequests[k]);
                     creditOutRequests[k] = NONE;
                 }
+                int credits = inFlightCount - receives;
                 if (txRequests != null) {
                     for (int i = 0; i < txRequests.length; i++) {
                         keepIfInFlight(txRequests[i]);
                         txRequests[i] = NONE;
                     }
+                }
+                if (inFlightCount > 0) {
+                    RETAINED.put(this, "receives " + receives + ", credits " + credits + ", sends "
+                            + (inFlightCount - receives - credits) + " in flight at release; " + life);
                 }
                 group.detach(token, this);
                 if (peer != null) {
@@ -1394,6 +1402,7 @@ public final class Connection implements WorkerGroup.Readiness {
             lock.unlock();
         }
         MEMORY_RETAINED.decrementAndGet();
+        RETAINED.remove(this);
         freeMemory();
         return true;
     }
@@ -1441,6 +1450,11 @@ public final class Connection implements WorkerGroup.Readiness {
     /** Connections whose memory {@link #release} left allocated because UCX requests in flight might still use it. */
     static int memoryRetained() {
         return MEMORY_RETAINED.get();
+    }
+
+    /** What each of those connections had in flight when it was released, and its lifecycle then (diagnostics). */
+    static String memoryRetainedBy() {
+        return RETAINED.values().toString();
     }
 
     /** Gives a request back to UCX, unless it is still in progress: then it is kept (it may still use our memory). */

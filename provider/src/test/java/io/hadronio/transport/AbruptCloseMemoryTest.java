@@ -102,7 +102,8 @@ class AbruptCloseMemoryTest {
             }
         }
         settle(baseline);
-        assertEquals(0, Connection.memoryRetained(), "connections whose memory is kept for requests in flight");
+        assertEquals(0, Connection.memoryRetained(),
+                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
         assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
     }
 
@@ -173,7 +174,8 @@ class AbruptCloseMemoryTest {
             }
         }
         settle(baseline);
-        assertEquals(0, Connection.memoryRetained(), "connections whose memory is kept for requests in flight");
+        assertEquals(0, Connection.memoryRetained(),
+                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
         assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
     }
 

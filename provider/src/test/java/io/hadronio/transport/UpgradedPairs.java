@@ -21,6 +21,7 @@ public final class UpgradedPairs {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
         p.setProperty("hadronio.upgrade.delay", "0");
+        p.setProperty("hadronio.local.stream", System.getProperty("test.local.stream", "true"));
         return new HadronioProvider(HadronioConfig.from(p));
     }
 
