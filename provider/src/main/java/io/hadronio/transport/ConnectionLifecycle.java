@@ -1193,6 +1193,10 @@ public final class ConnectionLifecycle {
                 peerEndDeadline = now + PEER_END_NANOS;
                 return awaitPeerEnd(now);
             }
+            if (awaitPeerBySession(now)) {
+                // the peer's output may be moving to UCX as we close (its SWITCH not here yet)
+                return awaitPeerEnd(now);
+            }
         } else if (!outputOnUcx && awaitPeerBySession(now)) {
             return awaitPeerEnd(now);
         }
@@ -1201,9 +1205,15 @@ public final class ConnectionLifecycle {
     }
 
     /**
-     * Our output is raw and we close: if the UCX half is ready, the peer's output may be on UCX
-     * with messages in flight, and the upgrade session asks how many to take ({@link Upgrade#closing}).
-     * True when the wait ({@link #awaitPeerEnd}) begins. Control thread.
+     * We close while the peer's output is not known to be on UCX: if the UCX half is ready, it may
+     * be there with messages in flight, and the upgrade session asks how many to take
+     * ({@link Upgrade#closing}). Two cases: our output is raw, so no record can follow it to ask;
+     * or our input is still raw, and the peer's SWITCH may be on its way over the session as we
+     * close. (In the second, the close used to let go of its receives at once; the SWITCH came
+     * next, our session took and acknowledged it, and the peer's messages posted after it were
+     * never taken: its sends, and its memory, were kept for ever; AbruptCloseMemoryTest, about one
+     * run of its class in ten under load.) True when the wait ({@link #awaitPeerEnd}) begins.
+     * Control thread.
      */
     private boolean awaitPeerBySession(long now) {
         Upgrade u = upgrade;
@@ -1217,14 +1227,14 @@ public final class ConnectionLifecycle {
     }
 
     /**
-     * The peer closes with its output raw (its CLOSING over the upgrade session; rendezvous
-     * thread). Our output, if it moved to UCX, ends as against a closed TCP peer: writes fail
-     * from now on (our raw input still reads to the kernel's end-of-stream), and the count of
-     * the DATA messages we posted goes back, so that the peer takes them all before its receives
-     * go. An output still raw stays raw (the kernel's socket tells its end). Returns the count,
-     * or -1 for a raw output.
+     * The peer closes and asks how many DATA messages we posted (its CLOSING over the upgrade
+     * session, {@link #awaitPeerBySession}; rendezvous thread). Our output, if it moved to UCX,
+     * ends as against a closed TCP peer: writes fail from now on (our raw input still reads to the
+     * kernel's end-of-stream), and the count goes back, so that the peer takes them all before its
+     * receives go. An output still raw stays raw for good (the kernel's socket tells its end).
+     * Returns the count, or -1 for a raw output.
      */
-    long peerClosedWithRawOutput() {
+    long peerClosing() {
         synchronized (this) {
             if ((word & OUT_UCX) == 0) {
                 // (trySwitchOutput checks this under the same monitor: no switch after this)
@@ -1232,7 +1242,7 @@ public final class ConnectionLifecycle {
                 return -1;
             }
         }
-        resetOutput("Connection reset by peer (it closed before its output moved to UCX)");
+        resetOutput("Connection reset by peer (it closed)");
         // writers see the reset under the connection's lock: nothing is posted after this count
         return connection.endOutput();
     }
@@ -1376,6 +1386,11 @@ public final class ConnectionLifecycle {
             if (inputOnUcx()) {
                 // our bytes are dropped, but the peer's in flight are still taken (awaitPeerEnd)
                 peerEndDeadline = System.nanoTime() + PEER_END_NANOS;
+                reactor.watch(this);
+                return;
+            }
+            if (awaitPeerBySession(System.nanoTime())) {
+                // the peer's output may be moving to UCX as we close: its messages are taken too
                 reactor.watch(this);
                 return;
             }

@@ -25,7 +25,7 @@ import java.nio.ByteBuffer;
  *                                               <-    ACK n
  *  SWITCHED n on TCP (the first control record), then FIN/CLOSE/NUDGE as on any accelerated connection
  *  NO_SWITCH: the output ended raw (shutdownOutput or close before it switched)
- *  CLOSING: a side whose output is raw closes; the peer's output may be on UCX  ->
+ *  CLOSING: a side closes whose output or input is raw; the peer's output may be on UCX  ->
  *                                <- DONE n (DATA messages it posted over UCX; after its SWITCH, if any)
  *  (session closed once both directions are settled alike; kept while one ended raw and the other moved)
  * </pre>
@@ -228,7 +228,7 @@ public final class Upgrade implements UpgradeSession.Handler {
                         throw new ProtocolException("CLOSING out of order");
                     }
                     closingSeen = true;
-                    long n = life.peerClosedWithRawOutput();
+                    long n = life.peerClosing();
                     if (n >= 0 && !switchSent) {
                         // our output moved but its SWITCH is still queued: the count needs it first
                         switchSent = true;
@@ -405,11 +405,13 @@ public final class Upgrade implements UpgradeSession.Handler {
     }
 
     /**
-     * We close with our output raw while the UCX half is ready (control thread): the peer's
-     * output may be on UCX, with messages in flight that we must take before our receives go
-     * (a rendezvous send completes only when its receiver takes it), and no record can follow
-     * our raw bytes to ask for its count. So the session asks; {@link ConnectionLifecycle#onFin}
+     * We close while the UCX half is ready and the peer's output is not known to be on UCX
+     * (control thread): it may be there, or its SWITCH on its way, with messages in flight that we
+     * must take before our receives go (a rendezvous send completes only when its receiver takes
+     * it), and no record can ask for its count (our output is raw, or the peer's records would
+     * follow raw bytes we have not read). So the session asks; {@link ConnectionLifecycle#onFin}
      * gets the answer, {@link ConnectionLifecycle#stopAwaitingPeer} the news that none will come.
+     * A peer whose output is still raw answers 0 and keeps it raw for good.
      */
     void closing() {
         runtime.peers().rendezvous().execute(() -> {

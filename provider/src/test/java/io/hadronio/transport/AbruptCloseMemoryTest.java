@@ -108,6 +108,76 @@ class AbruptCloseMemoryTest {
     }
 
     /**
+     * The accepted side closes, unread, just as the client's output moves to UCX: the client's
+     * SWITCH is still on its way over the upgrade session (held back here: the rendezvous thread
+     * that carries it is held), while its 256 KiB messages (rendezvous) are already in flight over
+     * UCX. The closer does not know the client's output moved, so it asks over the session how many
+     * messages to take. Regression: it let go of its receives at once, took and acknowledged the
+     * SWITCH that came next, and the client's sends never completed (its memory kept for ever; this
+     * class's other cases, about one run in ten under load, with "sends 4 in flight at release").
+     */
+    @ParameterizedTest(name = "abortive {0}")
+    @ValueSource(booleans = {false, true})
+    void shouldFreeMemoryWhenClosingAsThePeersSwitchIsOnItsWay(boolean abortive) throws Exception {
+        HadronioProvider provider = UpgradedPairs.upgradingAtOnce();
+        int baseline = quiet();
+        ByteBuffer message = ByteBuffer.allocateDirect(256 * 1024);
+        try (ServerSocketChannel server = provider.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            for (int i = 0; i < 5; i++) {
+                try (SocketChannel client = provider.openSocketChannel()) {
+                    client.connect(server.getLocalAddress());
+                    SocketChannel accepted = server.accept();
+                    client.configureBlocking(false);
+                    // a connection's first write goes raw, whatever the upgrade does
+                    long raw = client.write(message.clear());
+                    assertTrue(raw > 0);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (ChannelInternals.lifeOf(client).connection() == null
+                            || ChannelInternals.lifeOf(accepted).connection() == null) {
+                        assertTrue(System.nanoTime() - deadline < 0, "connection " + i + ": no UCX half: client "
+                                + ChannelInternals.lifeOf(client) + ", accepted " + ChannelInternals.lifeOf(accepted));
+                        Thread.sleep(1);
+                    }
+                    Runnable release = ChannelInternals.holdRendezvous(client);
+                    try {
+                        // the next write moves the client's output; its SWITCH waits behind the held thread
+                        while (ChannelInternals.lifeOf(client).outputRaw()) {
+                            assertTrue(System.nanoTime() - deadline < 0, "connection " + i + ": the client's output never moved: "
+                                    + ChannelInternals.lifeOf(client));
+                            client.write(message.clear());
+                            Thread.sleep(1);
+                        }
+                        // over UCX until held back: its last messages are in flight, unread
+                        for (int k = 0; k < 512 && client.write(message.clear()) > 0; k++) {
+                            // next
+                        }
+                        if (abortive) {
+                            accepted.setOption(StandardSocketOptions.SO_LINGER, 0);
+                        }
+                        accepted.close();
+                        // the close goes as far as it can without the session
+                        Thread.sleep(200);
+                    } finally {
+                        release.run();
+                    }
+                    assertThrows(IOException.class, () -> {
+                        long failBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                        while (System.nanoTime() - failBy < 0) {
+                            client.write(message.clear());
+                            Thread.sleep(1);
+                        }
+                    });
+                }
+            }
+        }
+        settle(baseline);
+        assertEquals(0, Connection.memoryRetained(),
+                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
+        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+    }
+
+    /**
      * The reader first reads into direct buffers that take a bulk message whole, so the writer's
      * 64 KiB messages go as bulk messages (an empty DATA message, the bytes under their own tag):
      * the closing side must take the bytes of those in flight too, or the writer's sends never end.

@@ -35,6 +35,33 @@ public final class ChannelInternals {
         return (java.util.concurrent.locks.ReentrantLock) field(field(c, "group"), "lock");
     }
 
+    /**
+     * Holds the rendezvous thread of the channel's provider, which runs every upgrade session's
+     * messages, until the returned action runs: a SWITCH, CLOSING or DONE waits meanwhile.
+     */
+    public static Runnable holdRendezvous(SocketChannel channel) throws ReflectiveOperationException, InterruptedException {
+        UcxRuntime runtime = (UcxRuntime) field(channel, "runtime");
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        runtime.peers().rendezvous().execute(() -> {
+            held.countDown();
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    release.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        held.await();
+        return release::countDown;
+    }
+
     private static Object field(Object owner, String name) throws ReflectiveOperationException {
         Field f = owner.getClass().getDeclaredField(name);
         f.setAccessible(true);
