@@ -6,7 +6,7 @@
 # longer than RUN_TIMEOUT) is reported as failed with its reason and the run goes on.
 # Results are recorded in docs/benchmarks/connections.md.
 #
-#   scripts/bench-connections.sh                       # 5 rounds, 4 pairs, 1 and 8 clients: ~3 minutes
+#   scripts/bench-connections.sh                       # 5 rounds, 4 pairs, 1 and 8 clients: ~6 minutes
 #   RUNS=3 CLIENTS=8 SKIP_BUILD=1 scripts/bench-connections.sh
 #   PAIRS="jdk/jdk hadronio/hadronio" scripts/bench-connections.sh
 #   PAIRS="jdk/jdk hadronio/hadronio" JAVA_OPTS=-Dhadronio.upgrade=false scripts/bench-connections.sh
@@ -17,7 +17,9 @@
 #   PAIRS       SERVER/CLIENT provider pairs, each jdk or hadronio
 #               (default "jdk/jdk hadronio/hadronio hadronio/jdk jdk/hadronio")
 #   CLIENTS     client thread counts to run each pair with (default "1 8")
-#   WARMUP      warm-up seconds per run (default 1)
+#   WARMUP      warm-up seconds per run (default 5: after 1 s hadroNIO's connect and accept paths were
+#               still being compiled on the pinned cores, 13-14k connections/s with one client against
+#               16.5-17k after 5 s, while the JDK's stayed at 13.3-14.1k either way; connections.md)
 #   DURATION    measured seconds per run (default 2)
 #   RUN_TIMEOUT seconds a client may take, and a server may take to start listening, before the run
 #               counts as failed (default 60)
@@ -37,7 +39,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 RUNS="${RUNS:-5}"
 PAIRS="${PAIRS:-jdk/jdk hadronio/hadronio hadronio/jdk jdk/hadronio}"
 CLIENTS="${CLIENTS:-1 8}"
-WARMUP="${WARMUP:-1}"
+WARMUP="${WARMUP:-5}"
 DURATION="${DURATION:-2}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-60}"
 SERVER_CPU="${SERVER_CPU:-0}"

@@ -24,7 +24,7 @@
 #   RUNS        interleaved rounds per measurement (default 3; the tables show medians)
 #   SECTIONS    which comparisons to run (default "evaluate connections"; also ucx blocking netty; run_section_<name>/print_section_<name>)
 #   CONNECTION_CLIENTS / CONNECTION_WARMUP / CONNECTION_DURATION   connections section: client threads
-#               (default "1 8"), warm-up and measured seconds per run (default 2 / 2)
+#               (default "1 8"), warm-up and measured seconds per run (default 5 / 2)
 #   PROFILE     evaluate section: smoke, quick (default) or full
 #   EVALUATE_OPTS  more options for "hadronio evaluate" (e.g. --load, --modes blocking,netty)
 #   SIZES       ucx section: message sizes in bytes (default "8 1024 65536 1048576")
@@ -532,7 +532,7 @@ print_section_evaluate() {
 # the JDK's provider on both sides against hadroNIO on both sides, in interleaved rounds
 run_section_connections() {
   local rc=0
-  RUNS="$RUNS" CLIENTS="${CONNECTION_CLIENTS:-1 8}" WARMUP="${CONNECTION_WARMUP:-2}" DURATION="${CONNECTION_DURATION:-2}" \
+  RUNS="$RUNS" CLIENTS="${CONNECTION_CLIENTS:-1 8}" WARMUP="${CONNECTION_WARMUP:-5}" DURATION="${CONNECTION_DURATION:-2}" \
     PAIRS="jdk/jdk hadronio/hadronio" SKIP_BUILD=1 LOG_DIR="$LOG_DIR/connections" SERVER_CPU="$SERVER_CPU" \
     CLIENT_CPU="$CLIENT_CPU" JAVA_OPTS="$JAVA_OPTS" "$HADRONIO_ROOT/scripts/bench-connections.sh" \
     >"$LOG_DIR/connections.txt" 2>&1 || rc=$?
