@@ -540,7 +540,12 @@ public final class LocalRendezvous {
             expected.put(r, System.nanoTime() + expiryNanos);
             tell.forEach(Runnable::run);
             byte[] mac = secret.mac(REGISTERED_LABEL, s.nonce, m);
-            s.socket.send(header(REGISTERED, mac.length).put(mac).array());
+            if (!s.socket.send(header(REGISTERED, mac.length).put(mac).array())) {
+                // unanswered, the client reads our close as a refusal and connects as a plain client:
+                // no handshake may be expected from its port (the answer used to be dropped unnoticed)
+                expected.remove(r);
+                LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: could not answer a registration: refused it");
+            }
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous: session failed: " + e);
         } finally {

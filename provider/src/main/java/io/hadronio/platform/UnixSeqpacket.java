@@ -305,7 +305,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         }
     }
 
-    /** Sends one message whole; false when the socket's buffer is full (try again later). */
+    /** Sends one message whole (again when a signal interrupts it); false when the socket's buffer is full (try again later). */
     public synchronized boolean send(byte[] message) throws IOException {
         if (fd < 0) {
             throw new IOException("closed");
@@ -313,15 +313,22 @@ public final class UnixSeqpacket implements AutoCloseable {
         MemorySegment b = buffer(message.length);
         MemorySegment.copy(message, 0, b, JAVA_BYTE, 0, message.length);
         try {
-            long n = (long) MH$send.invokeExact(errno, (long) fd, b.address(), (long) message.length, (long) MSG_NOSIGNAL);
-            if (n < 0) {
+            while (true) {
+                long n = (long) MH$send.invokeExact(errno, (long) fd, b.address(), (long) message.length, (long) MSG_NOSIGNAL);
+                if (n >= 0) {
+                    return true;
+                }
                 int e = lastErrno();
-                if (e == EAGAIN || e == EINTR) {
+                if (e == EINTR) {
+                    // a signal is no reason to give up: a caller that drops the message on false (a
+                    // registration's answer) would have the peer read its close as a refusal
+                    continue;
+                }
+                if (e == EAGAIN) {
                     return false;
                 }
                 throw new IOException("send: errno " + e);
             }
-            return true;
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {
