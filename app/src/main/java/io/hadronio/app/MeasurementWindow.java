@@ -1,6 +1,5 @@
 package io.hadronio.app;
 
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -18,9 +17,8 @@ public final class MeasurementWindow {
     /** The line printed once, when the first measured operation starts. */
     public static final String OPEN_LINE = "WINDOW open";
 
-    // several connections (Netty) may start their measured part; the first one of a measurement opens the window
-    private static final AtomicBoolean OPENED = new AtomicBoolean();
-    // the highest round of PracticeRounds that some connection of this measurement began (openRound)
+    // the highest round of PracticeRounds that some connection of this measurement began (openRound;
+    // open() is round 0): several connections (Netty) may start one, the first opens the window
     private static final AtomicInteger ROUND = new AtomicInteger(-1);
 
     private MeasurementWindow() {
@@ -28,16 +26,12 @@ public final class MeasurementWindow {
 
     /** The next measurement's measured part may open the window again. */
     public static void next() {
-        OPENED.set(false);
         ROUND.set(-1);
     }
 
     /** Prints {@link #OPEN_LINE} the first time it is called for this measurement; later calls do nothing. */
     public static void open() {
-        if (OPENED.compareAndSet(false, true)) {
-            System.out.println(OPEN_LINE);
-            System.out.flush();
-        }
+        openRound(0);
     }
 
     /**

@@ -40,4 +40,24 @@ public final class PracticeRounds {
         rounds[rounds.length - 1] = messages;
         return rounds;
     }
+
+    /** One round of round trips: {@code n} of them, their times in the first {@code n} samples of the buffer. */
+    @FunctionalInterface
+    public interface Round {
+        void run(int n) throws java.io.IOException;
+    }
+
+    /**
+     * Runs the rounds of {@link #of} with {@code round}, opening the measurement window
+     * ({@link MeasurementWindow#open}) before the last, the measured one.
+     */
+    public static void run(int warmup, int messages, Round round) throws java.io.IOException {
+        long[] rounds = of(warmup, messages);
+        for (int r = 0; r < rounds.length; r++) {
+            if (r == rounds.length - 1) {
+                MeasurementWindow.open();
+            }
+            round.run((int) rounds[r]);
+        }
+    }
 }

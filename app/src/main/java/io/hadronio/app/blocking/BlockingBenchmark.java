@@ -139,13 +139,7 @@ final class BlockingBenchmark implements Runnable {
         void measure(SocketChannel channel, int length, int warmup, int messages) throws Exception {
             ByteBuffer buffer = ByteBuffer.allocateDirect(length);
             long[] rtt = new long[messages];
-            long[] rounds = PracticeRounds.of(warmup, messages);
-            for (int r = 0; r < rounds.length; r++) {
-                if (r == rounds.length - 1) {
-                    MeasurementWindow.open();
-                }
-                roundTrips(channel, buffer, rtt, (int) rounds[r]);
-            }
+            PracticeRounds.run(warmup, messages, n -> roundTrips(channel, buffer, rtt, n));
             LatencySummary summary = LatencySummary.of(rtt);
             double opsPerSec = 1e6 / summary.avgUs();
             String transport = Endpoints.transport(channel);

@@ -58,13 +58,7 @@ final class SelectorBenchmark implements Runnable {
             ByteBuffer buffer = ByteBuffer.allocateDirect(length);
             long[] rtt = new long[messages];
             try (SelectorLoop loop = new SelectorLoop(channel)) {
-                long[] rounds = PracticeRounds.of(warmup, messages);
-                for (int r = 0; r < rounds.length; r++) {
-                    if (r == rounds.length - 1) {
-                        MeasurementWindow.open();
-                    }
-                    roundTrips(loop, buffer, rtt, (int) rounds[r]);
-                }
+                PracticeRounds.run(warmup, messages, n -> roundTrips(loop, buffer, rtt, n));
             }
             LatencySummary summary = LatencySummary.of(rtt);
             double opsPerSec = 1e6 / summary.avgUs();

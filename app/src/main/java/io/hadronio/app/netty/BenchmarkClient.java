@@ -72,7 +72,6 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
         private final long[] rtt;
         private final long[] rounds;
         private int round;
-        private int roundLength;
         // round trips of this round so far
         private int done;
         private long received;
@@ -92,7 +91,6 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
         }
 
         private void beginRound() {
-            roundLength = (int) rounds[round];
             done = 0;
             MeasurementWindow.openRound(round);
             start = System.nanoTime();
@@ -114,7 +112,7 @@ abstract class BenchmarkClient<R> extends ChannelInboundHandlerAdapter {
             long now = System.nanoTime();
             received -= settings.length();
             rtt[done] = now - sentAt;
-            if (++done < roundLength) {
+            if (++done < rounds[round]) {
                 send(ctx);
             } else if (++round < rounds.length) {
                 beginRound();
