@@ -123,9 +123,8 @@ public final class Connection implements WorkerGroup.Readiness {
     // and its bytes: a diagnostic (UcxRuntime.resources), changed only at set-up and release
     private static final AtomicInteger MEMORY_LIVE = new AtomicInteger();
     private static final AtomicLong MEMORY_BYTES = new AtomicLong();
-    // of those, the ones release() left allocated because UCX requests in flight may still use them
-    private static final AtomicInteger MEMORY_RETAINED = new AtomicInteger();
-    // those connections, each with what release() found in flight (for diagnostics: memoryRetainedBy)
+    // of those, the ones release() left allocated because UCX requests in flight may still use them,
+    // each with what it found in flight and the lifecycle then (memoryRetainedBy, a diagnostic)
     private static final java.util.Map<Connection, String> RETAINED = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Bulk messages received straight into a reader's buffer in this JVM so far. */
@@ -1312,7 +1311,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * only if they never end (a peer that lives but takes nothing) does it stay allocated.
      */
     void release() {
-        boolean retain = false;
+        String retained = null;
         lock.lock();
         try {
             if (worker.isOpen()) {
@@ -1344,10 +1343,6 @@ public final class Connection implements WorkerGroup.Readiness {
                         txRequests[i] = NONE;
                     }
                 }
-                if (inFlightCount > 0) {
-                    RETAINED.put(this, "receives " + receives + ", credits " + credits + ", sends "
-                            + (inFlightCount - receives - credits) + " in flight at release; " + life);
-                }
                 group.detach(token, this);
                 if (peer != null) {
                     // the endpoint is the peer's, shared: it stays for the next connection to it
@@ -1359,14 +1354,17 @@ public final class Connection implements WorkerGroup.Readiness {
                     // report costs a look at the FIFO; only a sender stopped mid-write for a second is at risk
                     worker.reportDeadPeer();
                 }
-                retain = inFlightCount > 0;
+                if (inFlightCount > 0) {
+                    retained = "receives " + receives + ", credits " + credits + ", sends "
+                            + (inFlightCount - receives - credits) + " in flight at release; " + life;
+                }
             }
         } finally {
             lock.unlock();
         }
-        if (retain) {
+        if (retained != null) {
             // the requests may still read or write our memory: it is freed when they end
-            MEMORY_RETAINED.incrementAndGet();
+            RETAINED.put(this, retained);
             control.freeWhenDone(this);
         } else {
             freeMemory();
@@ -1401,7 +1399,6 @@ public final class Connection implements WorkerGroup.Readiness {
         } finally {
             lock.unlock();
         }
-        MEMORY_RETAINED.decrementAndGet();
         RETAINED.remove(this);
         freeMemory();
         return true;
@@ -1449,7 +1446,7 @@ public final class Connection implements WorkerGroup.Readiness {
 
     /** Connections whose memory {@link #release} left allocated because UCX requests in flight might still use it. */
     static int memoryRetained() {
-        return MEMORY_RETAINED.get();
+        return RETAINED.size();
     }
 
     /** What each of those connections had in flight when it was released, and its lifecycle then (diagnostics). */

@@ -1189,12 +1189,7 @@ public final class ConnectionLifecycle {
         }
         if ((word & (RESET | CONTROL_EOF)) == 0 && outputOnUcx && recordsAllowed) {
             reactor.send(this, ControlRecord.CLOSE, 0);
-            if (inputOnUcx()) {
-                peerEndDeadline = now + PEER_END_NANOS;
-                return awaitPeerEnd(now);
-            }
-            if (awaitPeerBySession(now)) {
-                // the peer's output may be moving to UCX as we close (its SWITCH not here yet)
+            if (awaitPeerAfterOurEnd(now)) {
                 return awaitPeerEnd(now);
             }
         } else if (!outputOnUcx && awaitPeerBySession(now)) {
@@ -1202,6 +1197,19 @@ public final class ConnectionLifecycle {
         }
         finish();
         return false;
+    }
+
+    /**
+     * After our CLOSE or ABORT record: true when the wait for the peer's last messages
+     * ({@link #awaitPeerEnd}) begins. Its output is on UCX (its FIN will count them), or may be
+     * moving there as we close (its SWITCH not here yet: the session asks).
+     */
+    private boolean awaitPeerAfterOurEnd(long now) {
+        if (inputOnUcx()) {
+            peerEndDeadline = now + PEER_END_NANOS;
+            return true;
+        }
+        return awaitPeerBySession(now);
     }
 
     /**
@@ -1383,14 +1391,8 @@ public final class ConnectionLifecycle {
             } catch (IOException | RuntimeException e) {
                 // closed already
             }
-            if (inputOnUcx()) {
+            if (awaitPeerAfterOurEnd(System.nanoTime())) {
                 // our bytes are dropped, but the peer's in flight are still taken (awaitPeerEnd)
-                peerEndDeadline = System.nanoTime() + PEER_END_NANOS;
-                reactor.watch(this);
-                return;
-            }
-            if (awaitPeerBySession(System.nanoTime())) {
-                // the peer's output may be moving to UCX as we close: its messages are taken too
                 reactor.watch(this);
                 return;
             }

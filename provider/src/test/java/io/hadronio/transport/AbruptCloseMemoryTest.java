@@ -91,20 +91,11 @@ class AbruptCloseMemoryTest {
                         accepted.setOption(StandardSocketOptions.SO_LINGER, 0);
                     }
                     accepted.close();
-                    assertThrows(IOException.class, () -> {
-                        long failBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                        while (System.nanoTime() - failBy < 0) {
-                            client.write(message.clear());
-                            Thread.sleep(1);
-                        }
-                    });
+                    assertWritesFail(client, message);
                 }
             }
         }
-        settle(baseline);
-        assertEquals(0, Connection.memoryRetained(),
-                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
-        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+        assertAllFreed(baseline);
     }
 
     /**
@@ -161,20 +152,11 @@ class AbruptCloseMemoryTest {
                     } finally {
                         release.run();
                     }
-                    assertThrows(IOException.class, () -> {
-                        long failBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                        while (System.nanoTime() - failBy < 0) {
-                            client.write(message.clear());
-                            Thread.sleep(1);
-                        }
-                    });
+                    assertWritesFail(client, message);
                 }
             }
         }
-        settle(baseline);
-        assertEquals(0, Connection.memoryRetained(),
-                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
-        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+        assertAllFreed(baseline);
     }
 
     /**
@@ -232,21 +214,11 @@ class AbruptCloseMemoryTest {
                     assertTrue(written > 0);
                     accepted.close();
                     // the writer learns of the close: a write fails, as against the kernel's reset
-                    assertThrows(IOException.class, () -> {
-                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                        while (System.nanoTime() - deadline < 0) {
-                            message.clear();
-                            client.write(message);
-                            Thread.sleep(1);
-                        }
-                    });
+                    assertWritesFail(client, message);
                 }
             }
         }
-        settle(baseline);
-        assertEquals(0, Connection.memoryRetained(),
-                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
-        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+        assertAllFreed(baseline);
     }
 
     /** 1 MiB from the (non-blocking) client, read by the (blocking) accepted side into a 128 KiB direct buffer. */
@@ -270,6 +242,25 @@ class AbruptCloseMemoryTest {
             }
         }
         message.clear();
+    }
+
+    /** Writes until a write fails (the peer's close reached the writer), for at most 10 s. */
+    private static void assertWritesFail(SocketChannel client, ByteBuffer message) {
+        assertThrows(IOException.class, () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (System.nanoTime() - deadline < 0) {
+                client.write(message.clear());
+                Thread.sleep(1);
+            }
+        });
+    }
+
+    /** Once the closes settled: no memory retained, and as many connections' memory as {@code baseline}. */
+    private static void assertAllFreed(int baseline) throws InterruptedException {
+        settle(baseline);
+        assertEquals(0, Connection.memoryRetained(),
+                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
+        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
     }
 
     /**
