@@ -33,6 +33,10 @@ public final class EvaluateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    @Option(names = "--readme", paramLabel = "FILE",
+            description = "Also replace the generated results table in FILE (README.md) with this run's headline figures.")
+    Path readme;
+
     @Option(names = {"-p", "--profile"}, defaultValue = "quick",
             description = "smoke (CI: 2 sizes, 1 run), quick (sizes in powers of 4, 3 runs, medians), full (powers of 2, 5 runs), "
                     + "steady (64 KiB and 1 MiB, 3-s windows, 5 runs); default: ${DEFAULT-VALUE}.")
@@ -123,6 +127,9 @@ public final class EvaluateCommand implements Callable<Integer> {
         Results results = Results.of(env.finishedNow(), records, loadRecords);
         results.write(dir);
         Path reportFile = render(results, dir, report != null ? report : dir.resolve("EVALUATION.md"));
+        if (readme != null) {
+            new Headline(results).writeInto(readme);
+        }
         out.println();
         out.print(new EvaluationReport(results, dir, dir.resolve("figures")).summaryTable());
         out.println();
@@ -190,10 +197,18 @@ public final class EvaluateCommand implements Callable<Integer> {
         @Option(names = "--report", paramLabel = "FILE", description = "Where the report goes (default: DIR/EVALUATION.md).")
         Path report;
 
+        @Option(names = "--readme", paramLabel = "FILE",
+                description = "Also replace the generated results table in FILE (README.md) with these results' headline figures.")
+        Path readme;
+
         @Override
         public Integer call() throws IOException {
             Results results = Results.read(dir);
             Path file = render(results, dir, report != null ? report : dir.resolve("EVALUATION.md"));
+            if (readme != null) {
+                new Headline(results).writeInto(readme);
+                System.out.println("evaluate render: results table in " + readme);
+            }
             System.out.print(new EvaluationReport(results, dir, dir.resolve("figures")).summaryTable());
             System.out.println("evaluate render: " + file + " and " + dir.resolve("figures"));
             return 0;

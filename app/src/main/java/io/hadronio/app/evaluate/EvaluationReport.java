@@ -62,7 +62,8 @@ final class EvaluationReport {
                 .append("[`results.json`](").append(link(base, resultsDir.resolve(Results.JSON))).append("), ")
                 .append("[`runs.csv`](").append(link(base, resultsDir.resolve(Results.RUNS_CSV))).append("), ")
                 .append("[`summary.csv`](").append(link(base, resultsDir.resolve(Results.SUMMARY_CSV))).append(")). ")
-                .append("Profile **").append(env.profile()).append("**.\n\n");
+                .append("Profile **").append(env.profile()).append("**. The figures are PNG; rendering also draws each ")
+                .append("as SVG beside it in `figures/` (not kept in git: a few hundred KB each).\n\n");
         md.append("## Machine and command\n\n| | |\n|---|---|\n");
         row(md, "CPU", env.cpuModel() + ", " + env.cores() + " processors");
         row(md, "memory", env.memoryKb() < 0 ? "unknown" : String.format(Locale.ROOT, "%.1f GiB", env.memoryKb() / 1048576.0));
@@ -89,8 +90,7 @@ final class EvaluationReport {
             md.append("## ").append(capitalised(m.label())).append("\n\n");
             for (Charts.Figure f : Charts.forMode(m, summary)) {
                 String stem = link(base, figuresDir.resolve(f.name()));
-                md.append("![").append(f.title()).append("](").append(stem).append(".png)\n\n")
-                        .append("([SVG](").append(stem).append(".svg))\n\n");
+                md.append("![").append(f.title()).append("](").append(stem).append(".png)\n\n");
             }
             md.append("### Throughput (").append(m.label()).append(")\n\n").append(throughputTable(m)).append('\n');
             md.append("### Round-trip latency (").append(m.label()).append(")\n\n").append(latencyTable(m)).append('\n');
@@ -455,8 +455,7 @@ final class EvaluationReport {
         for (Mode m : NIO_MODES) {
             for (Charts.Figure f : Charts.forLoad(m, load)) {
                 String stem = link(base, figuresDir.resolve(f.name()));
-                md.append("![").append(f.title()).append("](").append(stem).append(".png) ([SVG](").append(stem)
-                        .append(".svg))\n\n");
+                md.append("![").append(f.title()).append("](").append(stem).append(".png)\n\n");
             }
         }
         md.append("Highest offered rate each provider kept up with (requests/s; `–`: not even the lowest):\n\n");
