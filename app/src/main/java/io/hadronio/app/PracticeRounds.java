@@ -10,7 +10,7 @@ package io.hadronio.app;
  * uncommon trap, {@code unstable_if}). The Netty round trip's measured half-second then began
  * with its event loop in the interpreter and the JIT recompiling it on the client's core:
  * {@code -Xlog:jit+compilation,deoptimization} showed the trap as the window opened and some 150
- * ms of compilations after it (2026-11-30, docs/benchmarks/netty.md).
+ * ms of compilations after it (docs/benchmarks/netty.md).
  */
 public final class PracticeRounds {
     private PracticeRounds() {

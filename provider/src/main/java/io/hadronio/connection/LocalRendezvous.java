@@ -271,9 +271,10 @@ public final class LocalRendezvous {
      * After closing a socket the rendezvous thread may be polling: returns once that poll has
      * returned. A thread inside poll() holds a reference to every socket it polls, so the kernel
      * keeps a closed one, and with it its name, until the poll returns; a new listener binding
-     * the name meanwhile found it taken and waited for its 100-ms retry, and a client registering
-     * then reached the dying socket and was refused (54 of 100 hand-overs inside a JVM failed so,
-     * docs/RELIABILITY.md). The poll ends at once: we wake it. Bounded, in case the thread is gone.
+     * the name meanwhile would find it taken and wait for its 100-ms retry, and a client
+     * registering then would reach the dying socket and be refused (regression:
+     * RendezvousNameTest#shouldHandANameKeptForUpgradesToANewListenerOfThisJvm). The poll ends at
+     * once: we wake it. Bounded, in case the thread is gone.
      */
     private void awaitPollWithoutClosedSocket() {
         if (Thread.currentThread() == thread) {
@@ -542,7 +543,7 @@ public final class LocalRendezvous {
             byte[] mac = secret.mac(REGISTERED_LABEL, s.nonce, m);
             if (!s.socket.send(header(REGISTERED, mac.length).put(mac).array())) {
                 // unanswered, the client reads our close as a refusal and connects as a plain client:
-                // no handshake may be expected from its port (the answer used to be dropped unnoticed)
+                // no handshake may be expected from its port
                 expected.remove(r);
                 LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: could not answer a registration: refused it");
             }

@@ -43,7 +43,7 @@ import java.util.Set;
  * another user can neither listen there (squat a port's name) nor connect there; a client
  * that finds a name connects, and a name whose listener is gone refuses and the client uses
  * TCP. No authentication runs on the connection itself: the file system's permissions are
- * the check (the rendezvous' key protects the upgrade to UCX as before).
+ * the check (the rendezvous' key protects the upgrade to UCX).
  *
  * <p>The client holds the local port its TCP connection would have had: its own TCP socket,
  * bound ({@code bind(2)}, never connected: no packets, no {@code TIME_WAIT}), so that both

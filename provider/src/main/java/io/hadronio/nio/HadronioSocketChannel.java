@@ -438,9 +438,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             } finally {
                 writeLock.unlock();
             }
-            // a close while we held the write lock left its last step to whoever holds it,
-            // as it does to a writer: without this the connection stayed CLOSING and the peer
-            // never read its end-of-stream
+            // a close while we held the write lock left its last step to us: else the peer never
+            // reads its end (UpgradeTest#shouldEndTheStreamWhenTheServerClosesAsItsIdleOutputMoves)
             afterUnlock();
         }
     }
@@ -1338,9 +1337,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * Called by every holder of the read or write lock after it released it: a close, or the
      * upgrade's conversion, that found the lock taken left its step to the holder (not only
      * readers and writers: shutdownOutput, finishConnect and the rendezvous thread's idle output
-     * switch too). Without the conversion here, a session that came while a thread was inside
-     * (a write, a shutdownOutput) waited for the next read or write, and a channel that stayed
-     * idle after it never moved: its peer's output stayed raw for good.
+     * switch too). Without the conversion here, a channel that goes idle after a session came
+     * while a thread was inside (a write, a shutdownOutput) would never move (regression:
+     * UpgradeTest#shouldMoveOnceTheThreadInsideAtTheSessionLeavesAndTheChannelStaysIdle).
      */
     private void afterUnlock() {
         if (conversionWanted()) {
@@ -1359,9 +1358,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     /**
      * Finishes a close once no read or write is in progress: the control thread then
      * waits for posted sends, announces FIN and CLOSE, and frees the connection. Without the
-     * retry of {@link #underBothLocks}, a close that met the rendezvous thread's idle output
-     * switch stayed CLOSING for good: its receives posted, the peer's writes held back for ever
-     * (AbruptCloseAcrossJvmsTest, about one run in 150).
+     * retry of {@link #underBothLocks}, a close that meets the rendezvous thread's idle output
+     * switch would stay CLOSING, the peer's writes held back for ever (regression:
+     * AbruptCloseAcrossJvmsTest#shouldFreeEverythingWhenClosingWhileThePeerWrites).
      */
     private void tryFinishClose() {
         underBothLocks(whileClosing, finishClose);

@@ -19,7 +19,7 @@ import java.lang.invoke.MethodType;
  * we call it too (its package exported as {@link JdkInternals} does for {@code sun.nio.ch}).
  *
  * <p>On a platform thread both calls do nothing. If {@code Blocker} is out of reach (another
- * JDK), a WARNING says so once and virtual threads pin their carriers as before.
+ * JDK), a WARNING says so once and virtual threads pin their carriers while they wait.
  *
  * <p>An adaptive waiter's spin is bracketed the same way ({@link #beginSpin}): a virtual thread
  * that spins, yielding the core ({@link #yieldCore}), is to the scheduler a carrier in a
@@ -41,7 +41,7 @@ public final class CarrierCompensation {
     private static final MethodHandle UNPIN;
     // virtual threads in a beginSpin bracket, and how many may be: each holds a carrier the
     // scheduler added, and more spinning threads than cores only take turns on them (the rest
-    // sleep at once, as every virtual thread did before spins were bracketed)
+    // sleep at once, without spinning)
     private static final java.util.concurrent.atomic.AtomicInteger SPINNING = new java.util.concurrent.atomic.AtomicInteger();
     private static final int MAX_SPINNING = Runtime.getRuntime().availableProcessors();
     // int sched_yield(void)

@@ -15,7 +15,7 @@ import java.util.Map;
 
 /**
  * Connections' send and receive areas in transparent huge pages, up to a budget; beyond it, or
- * where the kernel has no transparent huge pages, {@link NativeMemory} as before.
+ * where the kernel has no transparent huge pages, {@link NativeMemory}.
  *
  * <p>Why: with shared memory, UCX moves every message above its eager limit with
  * {@code process_vm_readv} ({@code cma}), which pins the sender's pages one by one, and both

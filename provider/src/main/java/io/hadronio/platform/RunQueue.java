@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * CPU. A process confined to fewer ({@code taskset}, a cpuset; its affinity mask when this
  * class loads) is never crowded here: the threads the count adds up may be pinned to other
  * cores, where our sleeping frees nothing for them, and the waiter's yields already hand its
- * own core to any thread queued there. Measured (docs/benchmarks/apps.md, 2026-11-29): with
+ * own core to any thread queued there. Measured (docs/benchmarks/apps.md): with
  * gRPC's server and client each pinned to one core, the other process's spinning event loop
  * and its executor made the machine look crowded whenever a call was in flight, so each
  * event loop slept at once and every message needed a wake-up: sequential calls ran at

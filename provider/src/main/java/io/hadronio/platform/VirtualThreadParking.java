@@ -14,7 +14,7 @@ import java.util.function.BooleanSupplier;
  * ({@code sun.nio.ch.Poller}), the way the JDK's selector waits in a virtual thread: the
  * thread unmounts, and its carrier runs the other virtual threads meanwhile.
  *
- * <p>Why not a {@code poll(2)} in a {@link CarrierCompensation} bracket, as before: the
+ * <p>Why not a {@code poll(2)} in a {@link CarrierCompensation} bracket: the
  * virtual-thread scheduler does not replace every carrier that blocks. With parallelism
  * <i>p</i> it keeps at least {@code jdk.virtualThreadScheduler.minRunnable} (default
  * <i>p</i>/2) carriers running and starts a spare only below that
@@ -22,7 +22,7 @@ import java.util.function.BooleanSupplier;
  * {@code poll(2)} left one carrier for every other virtual thread: JGroups' members (whose
  * selector loops, bundlers and handlers are virtual threads) multicast at 12,000-49,000
  * messages/s per member, and at 89,000-212,000 with {@code minRunnable=2}, in interleaved
- * rounds (docs/benchmarks/apps.md, 2026-11-29). The JDK's selector parks instead, and
+ * rounds (docs/benchmarks/apps.md). The JDK's selector parks instead, and
  * its runs did not change with the setting.
  *
  * <p>A thread naps briefly before it parks ({@link #NAP_NANOS}). The poller's method is

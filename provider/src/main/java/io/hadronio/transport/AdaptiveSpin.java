@@ -105,11 +105,11 @@ public final class AdaptiveSpin {
      * before), which the next look settles; a refusal that goes on is a send of ours that waits
      * in UCX for the peer to make room (shared memory refuses to arm while its pending queue is
      * not empty), and nothing signals when it goes. Looking again at once for as long as that
-     * lasted burned the waiter's core (a writer that waited for a credit while its peer's FIFO
-     * was full). So the waiter looks again at once for the first
-     * {@link #REFUSALS_BEFORE_NAP} refusals in a row and for its window, as it would spin for an
-     * event (never napping when busy polling); then it naps half the time refused so far, from
-     * {@link #MIN_REFUSAL_NAP_NANOS} to {@link #MAX_REFUSAL_NAP_NANOS}.
+     * lasts would burn the waiter's core (regression: WaitBehindAFullPeerTest). So the waiter
+     * looks again at once for the first {@link #REFUSALS_BEFORE_NAP} refusals in a row and for
+     * its window, as it would spin for an event (never napping when busy polling); then it naps
+     * half the time refused so far, from {@link #MIN_REFUSAL_NAP_NANOS} to
+     * {@link #MAX_REFUSAL_NAP_NANOS}.
      */
     public long napAfterRefusal(long now) {
         if (refusals++ == 0) {

@@ -73,7 +73,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * tag {@code (receiver's id, BULK, message index & 0xffffff)}. They wait in UCX (a rendezvous:
  * only a header, the bytes stay in the sender's slot) until the read that reaches the empty
  * message receives them - into the application's buffer when it takes the whole message (one
- * copy), else into the slice as before. A close that drains the peer's messages receives the
+ * copy), else into the slice. A close that drains the peer's messages receives the
  * bytes of bulk ones too. Both ends announce the protocol in their endpoint profile
  * ({@code +bulk}); a peer without it stays on TCP.
  *
@@ -712,9 +712,9 @@ public final class Connection implements WorkerGroup.Readiness {
      * unreported. A credit that cannot go now (all credit slots still in flight), or that UCX did
      * not finish inside the call, is handed to the control loop ({@link #watchSends}): the reader
      * that consumed the messages may read no more until the peer sends again, and the peer may
-     * wait for exactly this credit (the eager soak's hang: a reader that had consumed 30
-     * messages and reported 11, all four credit slots held by sends queued while the peer's FIFO
-     * was full, slept for the peer's next message while the peer's writer waited for a credit).
+     * wait for exactly this credit: left to the next read, it would never go, and both sides
+     * would wait for ever (regression:
+     * CreditReturnTest#shouldReturnEveryCreditThatCouldNotGoWhenItWasDue).
      */
     private void returnCredits(boolean force) throws UcxException {
         long unreported = rxConsumed - rxCreditsReported;
@@ -770,9 +770,9 @@ public final class Connection implements WorkerGroup.Readiness {
      *
      * A non-blocking write of less than a slice may leave messages waiting in every send slot
      * (the send buffer): a protocol that writes each message whole (JGroups, RPC frameworks) may
-     * not take a short write well. Any other write leaves one waiting at most, as before the send
-     * buffer: a blocking one then waits for credits, so nothing it was given can be dropped, and a
-     * stream of large writes takes what the peer has room for. A sender that ran the send buffer
+     * not take a short write well. Any other write leaves one waiting at most: a blocking one
+     * then waits for credits, so nothing it was given can be dropped, and a stream of large
+     * writes takes what the peer has room for. A sender that ran the send buffer
      * ahead of its reader streamed 1 MiB writes 10-25 % slower, its slots cold in the cache by the
      * time the reader fetched them (docs/benchmarks/apps.md, "The send buffer").
      *
@@ -800,9 +800,9 @@ public final class Connection implements WorkerGroup.Readiness {
                     break;
                 }
                 // Refresh the peer's credits before holding bytes back, not only at zero: with a
-                // stale count a ping-pong writer held every ~4th message for a credit the peer had
-                // long returned, and woke the control loop to flush it (8 B round trip p90 8 us
-                // instead of 1.2 us, blocking and Netty alike). One request-status downcall.
+                // stale count a ping-pong writer holds every ~4th message for a credit the peer has
+                // long returned (8 B round trip p90 8 us instead of 1.2 us; regression:
+                // CreditRefreshTest#shouldNotHoldBackPingPongWrites). One request-status downcall.
                 if (credits() <= coalesceBelow) {
                     pollCredits();
                     if (credits() == 0) {
@@ -946,11 +946,11 @@ public final class Connection implements WorkerGroup.Readiness {
      * credit we owe the peer ({@link #returnCredits}). Above
      * UCX's eager limit (about 8 KiB on shared memory with UCX 1.13) a message is a
      * rendezvous, and the peer cannot receive it until our worker progresses again (measured
-     * between two workers: 8,193 bytes arrived without it, 8,300 never did, with either
-     * rendezvous scheme). In a blocking ping-pong on an upgrading connection whose output
-     * had moved to UCX and whose input had not, the reader waited on the kernel socket, where
-     * nothing progresses the worker: the peer waited for our 64 KiB message and we for its
-     * answer, for ever (docs/RELIABILITY.md). Under the lock.
+     * between two workers: 8,193 bytes arrive without it, 8,300 never do, with either
+     * rendezvous scheme). So a 64 KiB message reaches the peer even when its writer then waits
+     * for the answer on the kernel socket, where nothing progresses the worker (an upgrading
+     * connection with only its output on UCX; regression: QuietWriterTest,
+     * UpgradeTest#shouldAnswerALargeMessageSentFromUcxToARawInput). Under the lock.
      */
     private void watchSends() {
         if (!pendingWatched) {
@@ -1199,8 +1199,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * when what it waits for may have come: a credit, when its bytes wait for one, else the
      * completion of the send that holds its next slot (what {@link #isReady} judges, which
      * may post sends). Looks only: request status, no release. Under the group's lock, by the
-     * thread that progressed. (Writers used to be woken by every event of their worker: with
-     * many threads blocked in writes on one worker, each message woke them all.)
+     * thread that progressed. (Woken by every event of their worker, all writers blocked on one
+     * worker would wake for each message; regression: WriterWakeTest.)
      */
     @Override
     public boolean mayBeReady(int op) {
@@ -1302,13 +1302,13 @@ public final class Connection implements WorkerGroup.Readiness {
      *
      * <p>It never waits: it runs under the worker group's lock, which every read, write
      * and new connection on the worker needs, on the control thread, which every close
-     * and handshake needs. (It used to progress up to a second per unfinished request and
-     * five seconds for the endpoint's flush; a peer killed with 8 sends in flight stalled
-     * all connections of the JVM for some 13 s, long enough for new connections to miss
-     * their handshake deadline.) Requests still in flight - sends the peer has not fetched
-     * yet, a receive mid-rendezvous - are kept, and the connection's memory, which they may
-     * still read or write, is freed by the control loop once they ended ({@link #freeIfDone});
-     * only if they never end (a peer that lives but takes nothing) does it stay allocated.
+     * and handshake needs: waiting here for a killed peer's sends in flight would stall every
+     * connection of the JVM, long enough for new connections to miss their handshake deadline
+     * (PeerFailureTest connects again after each kill). Requests still in flight - sends the
+     * peer has not fetched yet, a receive mid-rendezvous - are kept, and the connection's
+     * memory, which they may still read or write, is freed by the control loop once they ended
+     * ({@link #freeIfDone}); only if they never end (a peer that lives but takes nothing) does it
+     * stay allocated.
      */
     void release() {
         String retained = null;

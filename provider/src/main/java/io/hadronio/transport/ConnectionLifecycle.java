@@ -142,7 +142,7 @@ public final class ConnectionLifecycle {
     // how long a closed connection whose peer takes none of its last bytes keeps them before it
     // resets the connection instead (the kernel likewise gives up on a closed socket whose peer's
     // window stays shut). Counted from the close and from every message the peer takes since, so a
-    // slow reader - one starved of CPU read a 3 MB raw prefix for 36 s in the soak - loses nothing.
+    // slow reader that keeps taking loses nothing (regression: SlowReaderCloseTest).
     // A half-closed connection (shutdownOutput) waits for as long as it takes, as the kernel does.
     // Tests shorten it.
     static volatile long closeLingerNanos = TimeUnit.SECONDS.toNanos(60);
@@ -291,7 +291,7 @@ public final class ConnectionLifecycle {
     /**
      * Something a selector's {@code readyOps} depends on may have changed: the word, or a UCX
      * request (from inside a call into the worker). Queues; wakes nobody (whoever made the
-     * change wakes the waiters, as before).
+     * change wakes the waiters).
      */
     void readinessChanged() {
         Runnable r = readinessListener;
@@ -741,8 +741,8 @@ public final class ConnectionLifecycle {
         if (peerEndDeadline != 0) {
             // we closed and wait only for the peer's last messages (awaitPeerEnd), which this ends.
             // The peer ends as it likes now (after our ABORT, reset by it, without a CLOSE): taken for
-            // its death, it closed the UCX endpoint that our other connections to it share, and their
-            // sends failed (before the wait existed, nobody listened here any more)
+            // its death, it would close the UCX endpoint that our other connections to it share, and
+            // fail their sends (regression: AbruptCloseAcrossJvmsTest)
             return;
         }
         if (!orderly) {
@@ -760,9 +760,9 @@ public final class ConnectionLifecycle {
      * first, as when it wrote and closed at once), or the peer closed while its own output was
      * still raw (no record can tell us that; Upgrade#onEnd): a reset for everything we write. A raw input
      * whose peer never announced a switch still reads to the kernel's end-of-stream, since its
-     * bytes are the peer's whole stream ({@link #rawInputOutlivesReset}); resetting it too lost
-     * the last bytes of a peer that wrote and closed while our idle output moved
-     * (OrderlyCloseTest, about one run in five).
+     * bytes are the peer's whole stream ({@link #rawInputOutlivesReset}); resetting it too would
+     * lose the last bytes of a peer that wrote and closed while our idle output moved
+     * (regression: OrderlyCloseTest).
      */
     void resetOutput(String reason) {
         resetOutputOnly = true;
@@ -780,10 +780,10 @@ public final class ConnectionLifecycle {
      * a raw input whose peer never announced a switch to the kernel's end-of-stream (its bytes
      * are the peer's whole stream, whatever broke later), and a switched one (or one whose
      * switch point is known) until the peer's FIN count, CLOSE or the end of its control
-     * connection without them, unless the input broke itself. A peer that answered and
-     * closed at once ended its upgrade session before our idle output's SWITCH reached it:
-     * resetting our input too lost its last answer (CloseAfterAnswerAcrossJvmsTest; TomcatTest
-     * with its 100 requests per connection).
+     * connection without them, unless the input broke itself. A peer that answers and
+     * closes at once ends its upgrade session before our idle output's SWITCH reaches it: we
+     * must still read its last answer (regression:
+     * CloseAfterAnswerAcrossJvmsTest#shouldAnswerEveryRequestThenEndTheStream).
      */
     public boolean inputOutlivesReset() {
         return resetOutputOnly && (!rawLimitKnown() || !inputReset);
@@ -1151,9 +1151,9 @@ public final class ConnectionLifecycle {
             }
         } else if ((w & FIN_SENT) == 0) {
             // FIN counts every message we posted: it goes only once nothing is held back for a
-            // credit and every send completed. (It used to go after 30 s whatever was left: bytes
-            // held back were then posted after it, and a peer slower than that read a clean
-            // end-of-stream short of what our writes had taken; docs/RELIABILITY.md.)
+            // credit and every send completed: sent earlier, it would not count bytes still held
+            // back, and a slow peer would read a clean end-of-stream short of what our writes took
+            // (regression: SlowReaderCloseTest).
             boolean complete;
             try {
                 complete = broken || connection.sendsComplete() && recordsAllowed;
@@ -1217,11 +1217,11 @@ public final class ConnectionLifecycle {
      * be there with messages in flight, and the upgrade session asks how many to take
      * ({@link Upgrade#closing}). Two cases: our output is raw, so no record can follow it to ask;
      * or our input is still raw, and the peer's SWITCH may be on its way over the session as we
-     * close. (In the second, the close used to let go of its receives at once; the SWITCH came
-     * next, our session took and acknowledged it, and the peer's messages posted after it were
-     * never taken: its sends, and its memory, were kept for ever; AbruptCloseMemoryTest, about one
-     * run of its class in ten under load.) True when the wait ({@link #awaitPeerEnd}) begins.
-     * Control thread.
+     * close. (In the second, a close that let go of its receives at once would then take and
+     * acknowledge the SWITCH, and the peer's messages posted after it would never be taken: its
+     * sends and memory kept for ever; regression:
+     * AbruptCloseMemoryTest#shouldFreeMemoryWhenClosingAsThePeersSwitchIsOnItsWay.) True when the
+     * wait ({@link #awaitPeerEnd}) begins. Control thread.
      */
     private boolean awaitPeerBySession(long now) {
         Upgrade u = upgrade;
@@ -1367,7 +1367,7 @@ public final class ConnectionLifecycle {
             // the peer's SWITCHED record is on its way (it sends it when our ACK of its switch
             // comes, whatever its session said since): a socket closed with it unread sends a
             // reset, which takes the peer's unread input with it (the last answer of a server that
-            // closed with its output raw; CloseAfterAnswerAcrossJvmsTest, TomcatTest)
+            // closed with its output raw; regression: CloseAfterAnswerAcrossJvmsTest)
             return true;
         }
         if (late) {

@@ -35,8 +35,8 @@ import java.nio.ByteBuffer;
  * session ends before it switched, or after it ended raw, a side whose own output moved to
  * UCX has no one left to take it. Its writes then fail, as writes to a closed TCP peer do,
  * while its raw input still reads to the kernel's end-of-stream ({@link ConnectionLifecycle#resetOutput}).
- * Closing the session once both sides were done left such a writer holding back its bytes for
- * ever (AbruptCloseAcrossJvmsTest, about one connection in a thousand).
+ * Without the session, such a writer would hold back its bytes for ever (regression:
+ * UpgradeTest#shouldFailWritesOverUcxOnceAPeerWhoseOutputEndedRawCloses).
  *
  * Every session event runs on the rendezvous thread; the lifecycle owns the state.
  * Session messages carry nothing the TCP stream depends on until a SWITCH, so a session
@@ -288,8 +288,8 @@ public final class Upgrade implements UpgradeSession.Handler {
         }
         // the lifecycle owns the UCX half now (it frees it when the channel closes). Before the
         // send below: a send that fails ends the session at once, and onEnd frees the UCX half of
-        // an upgrade that is not ready (the lifecycle freed it again at its close; found by
-        // CloseAfterAnswerAcrossJvmsTest, a client that closed as the server's HELLO went out)
+        // an upgrade that is not ready, which the lifecycle would free again at its close (a
+        // client that closes as our HELLO goes out; regression: CloseAfterAnswerAcrossJvmsTest)
         ready = true;
         if (!client) {
             // only now: a client that has our HELLO may send over UCX at once, and a channel that
@@ -431,9 +431,9 @@ public final class Upgrade implements UpgradeSession.Handler {
     /**
      * The connection is closed: the session ends (any thread). Called before the TCP socket
      * closes: a client's session is shut down here and now, so that its end is in the server's
-     * socket before the client's port can carry a new connection to it (a server met this session
-     * with the port's next connection, whose client waited for ever for answers that went out
-     * over UCX to nobody; TomcatTest with 3 requests per connection).
+     * socket before the client's port can carry a new connection to it: a server that met this
+     * session with the port's next connection would send the answers over UCX to nobody
+     * (regression: CloseAfterAnswerAcrossJvmsTest, client-reusing-ports).
      */
     void end() {
         closeRequested = true;

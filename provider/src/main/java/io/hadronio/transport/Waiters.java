@@ -33,12 +33,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *     progress the worker and wake whoever the events are for (rule 2). Should it stay away,
  *     the reservation lapses: the next waiter that looks takes the watch, and a waiter that
  *     sleeps while a selector holds or reserves the watch naps at most
- *     {@link #napNanosWhileNotWatching()}. (Handing the watch over at every leave cost two
- *     wake-ups per message whenever two selectors shared a worker: JGroups runs two per
- *     member, and the idle one was woken to watch each time the busy one left, then woke the
- *     busy one for its next message.) A reserved watch follows the traffic: when the
- *     selector that holds the reservation wakes another selector for its events, the
- *     reservation passes to that one.
+ *     {@link #napNanosWhileNotWatching()}. (Handing the watch over at every leave would cost
+ *     two wake-ups per message when two selectors share a worker, as JGroups' two per member
+ *     do; regression: SelectorWatchTest#shouldNotWakeAnIdleSelectorForAnotherSelectorsMessages.)
+ *     A reserved watch follows the traffic: when the selector that holds the reservation wakes
+ *     another selector for its events, the reservation passes to that one.
  * </ol>
  * Enter-then-ask and the hand-over are ordered by volatile accesses on both sides (a
  * waiter adds itself, then reads the watcher; a leaving watcher clears it, then reads

@@ -55,11 +55,11 @@ public final class WorkerGroup implements AutoCloseable {
      * between the two (tags tell them apart). UCX pairs the endpoints two workers make to
      * each other by the order in which each side made them (its wire-up's connection
      * sequence numbers); with an endpoint per connection, connections set up concurrently
-     * were paired crosswise, and closing one cancelled another's rendezvous receive
-     * ("Request canceled", found by SoakTest). So an endpoint to a peer is made once and
-     * kept while the peer lives: closing and remaking it on one side only would break the
-     * pairing again. It goes when UCX reports the peer failed, or when every connection to
-     * it saw its control connection end without a close (the peer died).
+     * pair crosswise, and closing one cancels another's rendezvous receive ("Request
+     * canceled"; regression: SoakTest with UCX's default settings). So an endpoint to a peer
+     * is made once and kept while the peer lives: closing and remaking it on one side only
+     * would break the pairing again. It goes when UCX reports the peer failed, or when every
+     * connection to it saw its control connection end without a close (the peer died).
      */
     static final class PeerEndpoint {
         final UcxEndpoint endpoint;
@@ -107,8 +107,8 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     // endpoints UCX reported failed inside a progress, closed once it returned (under lock). Left
-    // open, each stayed in the worker for good: one more endpoint per peer that merely closed a
-    // connection abortively, as the peer's forced close of its end reads as a failure here
+    // open, each would stay in the worker for good, one per abortive close of a peer (its forced
+    // close of its end reads as a failure here; regression: AbruptCloseAcrossJvmsTest)
     private final java.util.ArrayList<UcxEndpoint> failedEndpoints = new java.util.ArrayList<>();
 
     /** Closes the endpoints that failed inside the progress that just returned. Under lock, not in an upcall. */

@@ -22,7 +22,7 @@ import java.lang.invoke.MethodHandle;
  * compiled loops, implicit null checks, stack guard pages), so with UCX's handler in place
  * the JVM dies at the next of those. Restoring the JVM's handlers after loading
  * ({@code ucs_debug_disable_signals}) leaves a window in which any other thread's safepoint
- * poll kills the JVM (seen: a client started with JFR's sampling died while loading UCX).
+ * poll kills the JVM (with JFR's sampling on, while loading UCX; regression: UcxSignalsTest).
  * So the environment tells libucs not to install them at all, before it is loaded, and
  * the restore after loading stays for a libucs someone else loaded first.
  */

@@ -52,7 +52,7 @@ import java.util.Set;
  * and 12 ({@code sun_family}); the elements follow at 0xC0, {@code FIFO_ELEM_SIZE}
  * bytes each, with {@code flags} (bit 0 owner, bit 1 inline), {@code am_id} and a 16-bit
  * {@code length} in their first four bytes. A segment that does not look like this when
- * the worker is new is not used, and the worker then works as before, without repair.
+ * the worker is new is not used, and the worker then works without repair.
  */
 final class SysvReceiveFifo implements AutoCloseable {
     static final long CTL_ALIGN = 64;

@@ -12,7 +12,7 @@ package io.hadronio.ucx;
  * the worker's serialisation held: it must not call into the worker, block, or throw,
  * and it should allocate nothing. A request that completes inside the call that posted
  * it on UCX 1.16 and later returns {@link UcxWorker#COMPLETED} instead and is not
- * reported. The caller still polls and releases every request as before.
+ * reported. The caller still polls and releases every request.
  */
 @FunctionalInterface
 public interface UcxCompletionListener {

@@ -95,8 +95,8 @@ public final class UcxContext implements AutoCloseable {
          * <li>{@code UCX_CMA_MEMORY_INVALIDATE=y} in the process environment: a PEER
          *     endpoint takes {@code cma} for rendezvous only from a memory domain that
          *     claims memory invalidation; without it large messages go through the
-         *     {@code sysv} FIFO (slower and far less steady, and sends to a dead peer were
-         *     seen to stay in progress for good). {@code ucp_config_modify} cannot set
+         *     {@code sysv} FIFO (slower and far less steady, and sends to a dead peer may
+         *     stay in progress for good). {@code ucp_config_modify} cannot set
          *     this key (UCX drops it with a warning), so {@link #open()} sets the variable
          *     in the native environment unless it is set already (a user's {@code n} wins);
          * <li>{@code KEEPALIVE_INTERVAL}: how often UCX checks that the peer processes of

@@ -114,8 +114,8 @@ final class BenchmarkPair {
     /**
      * Runs {@code points} (one series: same provider, mode and metric) on one JVM pair; one
      * record per point, in order. The pair first runs {@code warmupPass} at the first point's
-     * size and throws its result away: in the first full run without it, the first size a
-     * fresh pair measured came out slower than the next one in every series (hadroNIO's 4-byte
+     * size and throws its result away: without it, the first size a fresh pair measures comes
+     * out slower than the next one in every series (measured: hadroNIO's 4-byte
      * blocking round trip 10.6 µs mean against 2.0 µs at 8 bytes; Netty's still falling over
      * the next three sizes), the JIT and the JVMs' start-up still busy. A failure is a record
      * with its reason, not an exception: the sizes measured before it keep their figures.

@@ -12,8 +12,8 @@ import java.util.Map;
  * {@code /proc/PID/task/TID/schedstat} (nanoseconds on a CPU). Nanoseconds matter here: a
  * hadroNIO run's measured window can be a few milliseconds, below the 10 ms tick of
  * {@code /proc/PID/stat}. A window's CPU time is the growth of every thread alive at its end
- * ({@link #window}); summing all threads at both ends instead went negative when the JVM
- * ended a JIT compiler thread in between. The CPU a thread used in the window before it
+ * ({@link #window}); summing all threads at both ends instead goes negative when the JVM
+ * ends a JIT compiler thread in between. The CPU a thread used in the window before it
  * ended is not counted; the benchmarks end none of theirs there.
  */
 final class ProcessCpu {

@@ -367,7 +367,7 @@ public final class UcxBenchmark implements AutoCloseable {
     // Each loop only counts; the work for one message is a method of its own, called once per
     // message, so that the JIT compiles it as a method after a few thousand messages. A loop
     // method that is called once per run is only ever compiled on-stack (OSR), and then the first
-    // measured run after the warm-up came out up to 2x slower than the runs after it.
+    // measured run after the warm-up comes out up to 2x slower than the runs after it.
 
     /** Client half of the ping-pong: {@code count} round trips, completion times in {@link #stamps}. */
     private void ping(int count) throws IOException {
