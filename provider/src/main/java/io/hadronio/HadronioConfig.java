@@ -33,7 +33,7 @@ import java.util.TreeMap;
  *                         memory, no RDMA), its bytes take the kernel's TCP connection instead (default true;
  *                         false: UCX's tcp transport)
  * @param upgrade          {@code hadronio.upgrade}: local connections open as plain TCP at once and move to UCX in
- *                         the background (docs/connections-v3.md), so that a connection costs what it costs on the JDK
+ *                         the background (docs/architecture.md, "Upgrade mode"), so that a connection costs what it costs on the JDK
  *                         (default true; false: the authenticated handshake runs before {@code connect} returns and
  *                         the connection is on UCX from its first byte)
  * @param upgradeDelayMicros {@code hadronio.upgrade.delay}: how long a client's connection runs on TCP before it

@@ -22,9 +22,9 @@ import java.util.Objects;
 
 /**
  * hadroNIO's {@link SelectorProvider}: {@code SocketChannel} and
- * {@code ServerSocketChannel} (IPv4/IPv6) carry their bytes over UCX; everything else
- * ({@code DatagramChannel}, {@code Pipe}, Unix-domain sockets, the selector for now)
- * comes from the JDK's own provider.
+ * {@code ServerSocketChannel} (IPv4/IPv6) carry their bytes over UCX, and {@code openSelector}
+ * gives hadroNIO's selector, which also selects the JDK's channels; everything else
+ * ({@code DatagramChannel}, {@code Pipe}, Unix-domain sockets) comes from the JDK's own provider.
  *
  * <p>Enable with {@code -Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider}
  * and {@code hadronio.jar} on the class path. The configuration is read and validated

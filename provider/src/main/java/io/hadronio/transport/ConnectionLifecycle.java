@@ -120,7 +120,7 @@ public final class ConnectionLifecycle {
     static final int RESET = 1 << 11;
     static final int CONTROL_EOF = 1 << 12;
     static final int LATE_WRITE = 1 << 13;
-    // ---- a local connection that starts on raw TCP and moves to UCX (Upgrade; docs/connections-v3.md) ----
+    // ---- a local connection that starts on raw TCP and moves to UCX (Upgrade; docs/architecture.md, "Upgrade mode") ----
     // converted for its upgrade (offered one before, plain until then): its socket is non-blocking
     // and the channel emulates blocking, so that no thread sleeps inside it
     static final int UPGRADABLE = 1 << 14;

@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
 
 /**
  * Moves one local TCP connection between two hadroNIO processes to UCX while the
- * application already uses it (docs/connections-v3.md). The connection opened as plain
+ * application already uses it (docs/architecture.md, "Upgrade mode"). The connection opened as plain
  * TCP, raw, exactly as the JDK opens it; this runs beside it, on the authenticated
  * {@link UpgradeSession}, and never delays it.
  *

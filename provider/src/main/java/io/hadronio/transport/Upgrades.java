@@ -13,7 +13,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Where connection upgrades start (docs/connections-v3.md). A client upgrades its own
+ * Where connection upgrades start (docs/architecture.md, "Upgrade mode"). A client upgrades its own
  * local connections once they are open; a server meets each authenticated upgrade
  * session (the client's port names its TCP connection) with the connection its
  * application accepted from that port, in whichever order the two arrive: the session may

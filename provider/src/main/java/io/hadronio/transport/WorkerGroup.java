@@ -26,7 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * another thread's progress produced. How threads sleep without stealing each other's
  * wake-ups is {@link Waiters}' part.
  *
- * <p>Lock order: a channel's read or write lock, then its state lock, then this lock.
+ * <p>Lock order (docs/architecture.md): a channel's read or write lock, then the lifecycle's raw-input lock,
+ * then this lock; the lifecycle's monitor is a leaf taken under it.
  * Nothing blocks while holding it.
  */
 public final class WorkerGroup implements AutoCloseable {
