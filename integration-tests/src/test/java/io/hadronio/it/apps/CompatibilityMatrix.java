@@ -79,10 +79,10 @@ public final class CompatibilityMatrix {
                 + "Each test checks results (content byte for byte, counts, order), not that a process started. "
                 + "Pairings: both sides on the JDK's provider, both on hadroNIO, and hadroNIO on one side only "
                 + "(the server or first group member, or the clients / other members). "
-                + "*Mode*: `upgrade` (the default: kernel TCP first, UCX later), or `eager` (`-Dhadronio.upgrade=false`: "
+                + "*Mode*: `upgrade` (the default: kernel TCP or a local Unix stream first, UCX later), or `eager` (`-Dhadronio.upgrade=false`: "
                 + "the handshake before `connect` returns, UCX from the first byte). "
                 + "*Path*: what carried the connections as the application's server side saw it "
-                + "(`ucx…`: UCX shared memory; `tcp`/`kernel-tcp`: the kernel's TCP).\n\n");
+                + "(`ucx…`: UCX shared memory; `tcp`/`kernel-tcp`: the kernel's TCP; `unix`: a local Unix stream).\n\n");
         md.append("The tests run in CI with the rest of the suite (`./scripts/test.sh`); one application alone: "
                 + "`./mvnw -B -ntp -pl integration-tests -am verify -Dtest=JettyTest -Dsurefire.failIfNoSpecifiedTests=false` "
                 + "(`JGroupsTest`, `JGroupsLoggingTest`, `TomcatTest`, `GrpcTest`; in the eager mode add "
@@ -127,17 +127,17 @@ public final class CompatibilityMatrix {
                 md.append(' ').append(ratio(values.get(1), values.get(0))).append(" |\n");
             }
         }
-        md.append("\n## What the tests found\n\n");
-        md.append("- **Virtual threads blocked in hadroNIO held their carrier threads** (found by JGroups, fixed): "
-                + "JGroups 5 runs its TCP_NIO2 selector loops on virtual threads, and an FFM downcall pins a virtual "
-                + "thread to its carrier for the call's length. Two selectors in `poll(2)` took both carriers of a "
-                + "2-core machine: with a hadroNIO coordinator the cluster never formed its view, otherwise it moved "
-                + "at the pace of poll timeouts (~1,000 messages/s). The provider's blocking native waits now let the "
-                + "scheduler add a carrier (`jdk.internal.misc.Blocker`, as the JDK's own blocking calls do); "
-                + "`provider/.../VirtualThreadContractTest` holds the behaviour on the JDK's provider and ours.\n");
-        md.append("- Applications on a mixed deployment (hadroNIO on one side only) run on plain kernel TCP and "
-                + "behave as with the JDK's provider on both sides; with hadroNIO on every group member or on server and "
-                + "clients, their connections are carried by UCX (shared memory), in both connection modes.\n");
+        md.append("\n## What it means\n\n");
+        md.append("- With hadroNIO on one side only, an application runs on plain kernel TCP and behaves as with "
+                + "the JDK's provider on both sides. With hadroNIO on every group member, or on server and clients, its "
+                + "connections are carried by UCX shared memory, in both connection modes.\n");
+        md.append("- JGroups runs its selector loops on virtual threads. hadroNIO's blocking native waits let the "
+                + "JDK's scheduler add a carrier, as the JDK's own blocking calls do, and a virtual thread asleep in "
+                + "hadroNIO parks through the JDK's poller, so a sleeping selector does not hold a carrier "
+                + "(`VirtualThreadContractTest`, `VirtualThreadSleepTest`).\n");
+        md.append("- JGroups' `TCP_NIO2` drops what a non-blocking write does not take and waits for a retransmission; "
+                + "hadroNIO's writes of less than a slice take up to `hadronio.send.buffer` (2 MiB) ahead of the "
+                + "reader, as the kernel's socket buffer does ([benchmarks/apps.md](benchmarks/apps.md)).\n");
         md.append("\nA fully compiled, pinned side-by-side run of the gRPC YCSB client on both providers: "
                 + "`./scripts/bench-grpc.sh` ([docs/benchmarks/grpc.md](benchmarks/grpc.md)).\n");
         return md.toString();
