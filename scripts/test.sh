@@ -10,6 +10,8 @@ echo "hadroNIO tests: JDK $JAVA_HOME, $(ucx_info -v | head -n1 | sed 's/# //')"
 # puts them there (verify alone made that pass fail with "Could not find artifact
 # io.hadronio:hadronio-ucx-binding")
 ./mvnw -B -ntp install "$@"
+echo "hadroNIO tests: the docs check (links, anchors, the README's commands)"
+./scripts/check-docs.sh
 if [ "$#" -eq 0 ]; then
   # the other connection mode (the handshake before connect returns, on UCX from the first byte)
   # must not rot: the provider's tests once more in it, the integration tests that check each

@@ -43,8 +43,8 @@ final class Headline {
                 .append(env.jdk().replaceFirst(" \\(.*\\)", "")).append(", ").append(env.ucx())
                 .append("; ").append(env.pinning()).append(":\n\n");
         md.append("```\n").append(env.commandLine()).append("\n```\n\n");
-        md.append("| mode | figure | JDK | hadroNIO | speed-up | hadroNIO's transport |\n");
-        md.append("|---|---|--:|--:|--:|---|\n");
+        md.append("| mode | figure | JDK | hadroNIO | speed-up |\n");
+        md.append("|---|---|--:|--:|--:|\n");
         for (Mode m : EvaluationReport.NIO_MODES) {
             row(md, m, Metric.LATENCY, SMALL, "round trip " + Sizes.human(SMALL) + ", p50 µs", PointSummary::latencyP50Us, 1, false);
             row(md, m, Metric.LATENCY, SMALL, "round trip " + Sizes.human(SMALL) + ", p99 µs", PointSummary::latencyP99Us, 1, false);
@@ -60,7 +60,8 @@ final class Headline {
                     .append(" GB/s.");
         }
         int reps = results.runs().stream().mapToInt(RunRecord::repetition).max().orElse(0);
-        md.append(" Medians of ").append(reps).append(" interleaved runs per point.\n\n");
+        md.append(" Medians of ").append(reps).append(" interleaved runs per point; hadroNIO's connections ran on ")
+                .append(transports()).append(".\n\n");
         md.append(new EvaluationReport(results, Path.of("."), Path.of(".")).neverSlower());
         md.append(END).append('\n');
         return md.toString();
@@ -88,10 +89,15 @@ final class Headline {
         }
         double j = jdk.map(s -> value.apply(s).median()).orElse(Double.NaN);
         double h = had.map(s -> value.apply(s).median()).orElse(Double.NaN);
-        md.append("| ").append(m.label()).append(" | ").append(what).append(" | ")
+        md.append("| ").append(m.id()).append(" | ").append(what).append(" | ")
                 .append(EvaluationReport.fmt(j * scale)).append(" | ").append(EvaluationReport.fmt(h * scale)).append(" | ")
-                .append(speedUp(h, j, higherBetter)).append(" | ")
-                .append(had.map(PointSummary::transports).orElse("")).append(" |\n");
+                .append(speedUp(h, j, higherBetter)).append(" |\n");
+    }
+
+    /** The transports hadroNIO's runs reported, each once. */
+    private String transports() {
+        return results.summary().stream().filter(s -> s.point().provider() == Provider.HADRONIO && s.runs() > 0)
+                .map(PointSummary::transports).distinct().collect(java.util.stream.Collectors.joining(", "));
     }
 
     /** How many times better hadroNIO is than the JDK; below 1 it is behind. */
