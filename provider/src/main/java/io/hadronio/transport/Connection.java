@@ -963,7 +963,7 @@ public final class Connection implements WorkerGroup.Readiness {
      * A posted DATA send has not completed (under the lock). It only looks: the writer that
      * next uses the slot releases the request and sees how it ended.
      */
-    private boolean sendsInFlight() {
+    boolean sendsInFlight() {
         return txRequests != null && anyInFlight(txRequests);
     }
 

@@ -27,6 +27,11 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
     // key: client port << 16 | server port. Guarded by this.
     private final Map<Integer, Accepted> accepted = new HashMap<>();
     private final Map<Integer, UpgradeSession> sessions = new HashMap<>();
+
+    /** Upgrade sessions parked, waiting for their connection to be accepted (tests). */
+    synchronized int parkedSessions() {
+        return sessions.size();
+    }
     private long nextPurge;
 
     private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline,

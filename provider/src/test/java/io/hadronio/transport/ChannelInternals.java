@@ -1,48 +1,45 @@
 package io.hadronio.transport;
 
-import java.lang.reflect.Field;
+import io.hadronio.nio.HadronioSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.ReentrantLock;
 
-/** What a test may look at inside a hadroNIO channel (the channel's private fields). */
+/** What a test may look at inside a hadroNIO channel, through the channel's and the runtime's seams. */
 public final class ChannelInternals {
     private ChannelInternals() {
     }
 
-    public static ConnectionLifecycle lifeOf(SocketChannel channel) throws ReflectiveOperationException {
-        return (ConnectionLifecycle) field(channel, "life");
+    public static ConnectionLifecycle lifeOf(SocketChannel channel) {
+        return ((HadronioSocketChannel) channel).lifecycle();
     }
 
     /** The upgrade wants the channel converted and waits for the threads inside it to leave. */
-    public static boolean conversionPending(SocketChannel channel) throws ReflectiveOperationException {
-        return field(channel, "afterConversion") != null;
+    public static boolean conversionPending(SocketChannel channel) {
+        return ((HadronioSocketChannel) channel).conversionPending();
     }
 
     /** Upgrade sessions the channel's provider holds parked, waiting for their connection to be accepted. */
-    public static int parkedUpgradeSessions(SocketChannel channel) throws ReflectiveOperationException {
-        Upgrades upgrades = ((UcxRuntime) field(channel, "runtime")).upgrades();
-        synchronized (upgrades) {
-            return ((java.util.Map<?, ?>) field(upgrades, "sessions")).size();
-        }
+    public static int parkedUpgradeSessions(SocketChannel channel) {
+        return ((HadronioSocketChannel) channel).runtime().upgrades().parkedSessions();
     }
 
     /**
      * The lock of the worker group that carries the channel's connection: while a test holds
      * it, nothing progresses that worker (no application thread, not the control loop).
      */
-    public static java.util.concurrent.locks.ReentrantLock workerLockOf(SocketChannel channel)
-            throws ReflectiveOperationException {
-        Connection c = lifeOf(channel).connection();
-        return (java.util.concurrent.locks.ReentrantLock) field(field(c, "group"), "lock");
+    public static ReentrantLock workerLockOf(SocketChannel channel) {
+        return lifeOf(channel).connection().group().lock;
     }
 
     /**
      * Holds the rendezvous thread of the channel's provider, which runs every upgrade session's
      * messages, until the returned action runs: a SWITCH, CLOSING or DONE waits meanwhile.
      */
-    public static Runnable holdRendezvous(SocketChannel channel) throws ReflectiveOperationException, InterruptedException {
-        UcxRuntime runtime = (UcxRuntime) field(channel, "runtime");
-        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    public static Runnable holdRendezvous(SocketChannel channel) throws InterruptedException {
+        UcxRuntime runtime = ((HadronioSocketChannel) channel).runtime();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
         runtime.peers().rendezvous().execute(() -> {
             held.countDown();
             boolean interrupted = false;
@@ -60,11 +57,5 @@ public final class ChannelInternals {
         });
         held.await();
         return release::countDown;
-    }
-
-    private static Object field(Object owner, String name) throws ReflectiveOperationException {
-        Field f = owner.getClass().getDeclaredField(name);
-        f.setAccessible(true);
-        return f.get(owner);
     }
 }

@@ -7,8 +7,6 @@ import io.hadronio.HadronioProvider;
 import io.hadronio.HadronioSocketOptions;
 import java.io.EOFException;
 import java.io.IOException;
-import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -63,10 +61,6 @@ class CreditReturnTest {
                     assertTrue(writer.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:"),
                             writer.getOption(HadronioSocketOptions.TRANSPORT));
                     Connection out = ChannelInternals.lifeOf(writer).connection();
-                    Field sent = Connection.class.getDeclaredField("txSent");
-                    sent.setAccessible(true);
-                    Method inFlight = Connection.class.getDeclaredMethod("sendsInFlight");
-                    inFlight.setAccessible(true);
 
                     // small messages first (each takes a credit of its own), then full slices until
                     // the window is spent: the writer blocks with a slice held back for a credit
@@ -99,12 +93,12 @@ class CreditReturnTest {
                             selector.selectNow();
                             selector.selectedKeys().clear();
                             writerWorker.lock();
-                            if (out.heldBackWrites() > 0 && !(boolean) inFlight.invoke(out)) {
+                            if (out.heldBackWrites() > 0 && !out.sendsInFlight()) {
                                 break;
                             }
                             writerWorker.unlock();
                             assertTrue(System.nanoTime() < deadline, "the writer never ran out of credits: "
-                                    + sent.get(out) + " messages sent");
+                                    + out.messagesSent() + " messages sent");
                             Thread.sleep(1);
                         }
                     }
@@ -122,7 +116,7 @@ class CreditReturnTest {
                             }
                         }
                         // what was posted, one message per read, so that credits fall due often
-                        long posted = (long) SMALL * SMALL_COUNT + (long) LARGE * ((long) sent.get(out) - SMALL_COUNT);
+                        long posted = (long) SMALL * SMALL_COUNT + (long) LARGE * (out.messagesSent() - SMALL_COUNT);
                         while (received[0] < posted) {
                             int message = received[0] < (long) SMALL * SMALL_COUNT ? SMALL : LARGE;
                             received[0] += readChecked(reader, in.clear().limit(message), received[0]);

@@ -93,13 +93,7 @@ public final class AbruptClosePeer {
 
     /** The channel and, on hadroNIO, its lifecycle (directions, upgrade, raw byte counts). */
     private static String describe(SocketChannel c) {
-        try {
-            java.lang.reflect.Field f = c.getClass().getDeclaredField("life");
-            f.setAccessible(true);
-            return c + " " + f.get(c);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return c.toString();
-        }
+        return c instanceof io.hadronio.nio.HadronioSocketChannel h ? c + " " + h.lifecycle() : c.toString();
     }
 
     private static void settleAndReport() throws InterruptedException {
