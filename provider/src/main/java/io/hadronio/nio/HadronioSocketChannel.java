@@ -189,7 +189,15 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         writeLock.lock();
         try {
             ensureOpen();
-            life.ensureUnconnected();
+            int s = life.state();
+            if (s == ConnectionLifecycle.CONNECTING) {
+                throw new java.nio.channels.ConnectionPendingException();
+            }
+            if (s != ConnectionLifecycle.NEW) {
+                // a connected socket is bound: SocketChannel.bind documents AlreadyBoundException
+                // for it (the JDK's throws it), and a local stream's socket is not the TCP one
+                throw new java.nio.channels.AlreadyBoundException();
+            }
             kernel.socket().bind(local);
             return this;
         } finally {

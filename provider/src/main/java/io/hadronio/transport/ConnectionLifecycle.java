@@ -425,8 +425,8 @@ public final class ConnectionLifecycle {
 
     // ---- connect (application) ---------------------------------------------------------------
 
-    /** For bind: throws unless nothing is connected or connecting. */
-    public void ensureUnconnected() {
+    /** For connect: throws unless nothing is connected or connecting (bind has its own exceptions). */
+    private void ensureUnconnected() {
         int s = word & LADDER;
         if (s == CONNECTING) {
             throw new ConnectionPendingException();
