@@ -6,39 +6,28 @@ import java.net.SocketOption;
 import java.nio.channels.NetworkChannel;
 
 /**
- * What both socket adaptors do for the classic {@code java.net} option setters: check the
- * channel is open, delegate to its socket options, and report failures as
- * {@link SocketException}, as {@code Socket} and {@code ServerSocket} declare.
+ * What both socket adaptors do for the classic {@code java.net} option setters and getters:
+ * delegate to the channel's socket options and report its failures as {@link SocketException},
+ * as {@code Socket} and {@code ServerSocket} declare, translated as the JDK's adaptors do
+ * ({@link AdaptorExceptions#toSocketException}: a closed channel is "Socket is closed").
  */
 final class AdaptorOptions {
     private AdaptorOptions() {
     }
 
-    static void ensureOpen(NetworkChannel channel) throws SocketException {
-        if (!channel.isOpen()) {
-            throw new SocketException("Socket is closed");
-        }
-    }
-
     static <T> void set(NetworkChannel channel, SocketOption<T> name, T value) throws SocketException {
-        ensureOpen(channel);
         try {
             channel.setOption(name, value);
-        } catch (SocketException e) {
-            throw e;
         } catch (IOException e) {
-            throw new SocketException(e.getMessage());
+            throw AdaptorExceptions.toSocketException(e);
         }
     }
 
     static <T> T get(NetworkChannel channel, SocketOption<T> name) throws SocketException {
-        ensureOpen(channel);
         try {
             return channel.getOption(name);
-        } catch (SocketException e) {
-            throw e;
         } catch (IOException e) {
-            throw new SocketException(e.getMessage());
+            throw AdaptorExceptions.toSocketException(e);
         }
     }
 }

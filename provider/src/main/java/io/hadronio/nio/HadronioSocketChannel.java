@@ -404,6 +404,10 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     /** TCP urgent data, on a plain connection; on an accelerated one it is dropped (a peer without OOBINLINE drops it too). */
     void sendUrgentData(int data) throws IOException {
         ensureConnected();
+        if (life.isOutputShut()) {
+            // what the JDK's adaptor throws here, whichever path carries the connection
+            throw AdaptorExceptions.closedInBlockingCall();
+        }
         if (life.isPlain()) {
             kernel.sendUrgentData(data);
         }

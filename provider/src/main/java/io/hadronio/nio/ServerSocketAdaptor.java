@@ -14,7 +14,10 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
 
-/** The {@link ServerSocket} view of a {@link HadronioServerSocketChannel}. */
+/**
+ * The {@link ServerSocket} view of a {@link HadronioServerSocketChannel}. What it throws is
+ * the JDK's adaptor's, by {@link AdaptorExceptions}.
+ */
 final class ServerSocketAdaptor extends ServerSocket {
     private final HadronioServerSocketChannel channel;
 
@@ -35,7 +38,11 @@ final class ServerSocketAdaptor extends ServerSocket {
 
     @Override
     public void bind(SocketAddress local, int backlog) throws IOException {
-        channel.bind(local == null ? new InetSocketAddress(0) : local, backlog);
+        try {
+            channel.bind(local == null ? new InetSocketAddress(0) : local, backlog);
+        } catch (IOException | RuntimeException e) {
+            throw AdaptorExceptions.translate(e);
+        }
     }
 
     @Override
@@ -65,14 +72,30 @@ final class ServerSocketAdaptor extends ServerSocket {
 
     @Override
     public Socket accept() throws IOException {
-        AdaptorOptions.ensureOpen(channel);
-        if (!channel.isBound()) {
-            throw new SocketException("Socket is not bound yet");
+        // the JDK's adaptor's checks, in its order (AdaptorExceptions has the table)
+        int timeout = channel.acceptTimeoutMillis;
+        SocketChannel accepted;
+        try {
+            if (timeout > 0) {
+                if (!channel.isBlocking()) {
+                    throw new IllegalBlockingModeException();
+                }
+                if (!channel.isOpen()) {
+                    throw AdaptorExceptions.closedInBlockingCall();
+                }
+                accepted = channel.accept(timeout);
+            } else {
+                // a non-blocking channel hands over a waiting connection: the JDK's adaptor
+                // keeps that long-standing behaviour of ServerSocket over a channel
+                accepted = channel.accept();
+            }
+        } catch (IOException | RuntimeException e) {
+            throw AdaptorExceptions.translate(e);
         }
-        if (!channel.isBlocking()) {
+        if (accepted == null) {
+            // non-blocking (also if made so while we checked) and nothing waiting
             throw new IllegalBlockingModeException();
         }
-        SocketChannel accepted = channel.accept(channel.acceptTimeoutMillis);
         return accepted.socket();
     }
 
@@ -93,7 +116,7 @@ final class ServerSocketAdaptor extends ServerSocket {
 
     @Override
     public void setSoTimeout(int timeout) throws SocketException {
-        AdaptorOptions.ensureOpen(channel);
+        AdaptorExceptions.ensureOpen(channel);
         if (timeout < 0) {
             throw new IllegalArgumentException("timeout < 0");
         }
@@ -102,7 +125,7 @@ final class ServerSocketAdaptor extends ServerSocket {
 
     @Override
     public int getSoTimeout() throws SocketException {
-        AdaptorOptions.ensureOpen(channel);
+        AdaptorExceptions.ensureOpen(channel);
         return channel.acceptTimeoutMillis;
     }
 
@@ -119,7 +142,7 @@ final class ServerSocketAdaptor extends ServerSocket {
     @Override
     public void setReceiveBufferSize(int size) throws SocketException {
         if (size <= 0) {
-            throw new IllegalArgumentException("negative receive size");
+            throw new IllegalArgumentException("size cannot be 0 or negative");
         }
         AdaptorOptions.set(channel, StandardSocketOptions.SO_RCVBUF, size);
     }

@@ -11,15 +11,18 @@ import java.net.SocketException;
 import java.net.SocketOption;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.Objects;
 import java.util.Set;
 
 /**
  * The {@link Socket} view of a {@link HadronioSocketChannel} ({@code channel.socket()}):
  * streams over the channel (blocking mode only, as with the JDK), {@code setSoTimeout}
- * on reads, and the classic option setters mapped to socket options.
+ * on reads, and the classic option setters mapped to socket options. What it throws is the
+ * JDK's adaptor's, by {@link AdaptorExceptions}.
  */
 final class SocketAdaptor extends Socket {
     private final HadronioSocketChannel channel;
@@ -49,24 +52,47 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public void connect(SocketAddress remote, int timeout) throws IOException {
-        Objects.requireNonNull(remote, "connect: The address can't be null");
+        // the JDK's adaptor's checks, in its order (AdaptorExceptions has the table)
+        if (remote == null) {
+            throw new IllegalArgumentException("connect: The address can't be null");
+        }
+        if (remote instanceof InetSocketAddress isa && isa.isUnresolved()) {
+            AdaptorExceptions.ensureOpen(channel);
+            if (channel.isConnected()) {
+                throw AdaptorExceptions.alreadyConnected();
+            }
+            // Socket.connect: an address that cannot be resolved closes the socket
+            channel.close();
+            throw AdaptorExceptions.unknownHost(isa);
+        }
         if (timeout < 0) {
             throw new IllegalArgumentException("connect: timeout can't be negative");
+        }
+        if (!(remote instanceof InetSocketAddress)) {
+            // the channel would find it too, but only after the checks below; the JDK's
+            // adaptor reports the address first
+            throw AdaptorExceptions.translate(new UnsupportedAddressTypeException());
         }
         if (!channel.isBlocking()) {
             throw new IllegalBlockingModeException();
         }
+        if (!channel.isOpen()) {
+            throw AdaptorExceptions.closedInBlockingCall();
+        }
         try {
             channel.connect(remote, timeout);
-        } catch (java.nio.channels.UnresolvedAddressException e) {
-            // what the JDK's adaptor throws (java.net.Socket's contract)
-            throw new java.net.UnknownHostException(((InetSocketAddress) remote).getHostName());
+        } catch (IOException | RuntimeException e) {
+            throw AdaptorExceptions.translate(e);
         }
     }
 
     @Override
     public void bind(SocketAddress local) throws IOException {
-        channel.bind(local);
+        try {
+            channel.bind(local);
+        } catch (IOException | RuntimeException e) {
+            throw AdaptorExceptions.translate(e);
+        }
     }
 
     @Override
@@ -121,9 +147,9 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public InputStream getInputStream() throws IOException {
-        ensureUsable();
+        ensureConnected();
         if (isInputShutdown()) {
-            throw new SocketException("Socket input is shutdown");
+            throw AdaptorExceptions.inputShutdown();
         }
         return new InputStream() {
             private final ByteBuffer one = ByteBuffer.allocate(1);
@@ -141,13 +167,23 @@ final class SocketAdaptor extends Socket {
                 if (len == 0) {
                     return 0;
                 }
-                if (!channel.isBlocking()) {
-                    throw new IllegalBlockingModeException();
-                }
+                // the JDK's stream: a closed channel before the blocking mode; the channel's
+                // exceptions untranslated
+                ensureStreamOpen();
                 ByteBuffer bb = ByteBuffer.wrap(b, off, len);
                 int timeout = channel.readTimeoutMillis;
                 int n = timeout > 0 ? channel.timedRead(bb, timeout) : channel.read(bb);
                 return n;
+            }
+
+            @Override
+            public int available() throws IOException {
+                // an estimate (InputStream's contract: 0 is one); a closed channel fails as
+                // the JDK's stream does
+                if (!channel.isOpen()) {
+                    throw new ClosedChannelException();
+                }
+                return 0;
             }
 
             @Override
@@ -159,9 +195,9 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public OutputStream getOutputStream() throws IOException {
-        ensureUsable();
+        ensureConnected();
         if (isOutputShutdown()) {
-            throw new SocketException("Socket output is shutdown");
+            throw AdaptorExceptions.outputShutdown();
         }
         return new OutputStream() {
             @Override
@@ -172,8 +208,12 @@ final class SocketAdaptor extends Socket {
             @Override
             public void write(byte[] b, int off, int len) throws IOException {
                 Objects.checkFromIndexSize(off, len, b.length);
-                if (!channel.isBlocking()) {
-                    throw new IllegalBlockingModeException();
+                if (len == 0) {
+                    return;
+                }
+                ensureStreamOpen();
+                if (channel.isOutputShutdown()) {
+                    throw AdaptorExceptions.writeAfterShutdown();
                 }
                 ByteBuffer bb = ByteBuffer.wrap(b, off, len);
                 while (bb.hasRemaining()) {
@@ -188,10 +228,20 @@ final class SocketAdaptor extends Socket {
         };
     }
 
-    private void ensureUsable() throws SocketException {
-        AdaptorOptions.ensureOpen(channel);
+    private void ensureConnected() throws SocketException {
+        AdaptorExceptions.ensureOpen(channel);
         if (!channel.isConnected()) {
-            throw new SocketException("Socket is not connected");
+            throw AdaptorExceptions.notConnected();
+        }
+    }
+
+    /** What the JDK's streams check before a read or write: open, then blocking. */
+    private void ensureStreamOpen() throws ClosedChannelException {
+        if (!channel.isOpen()) {
+            throw new ClosedChannelException();
+        }
+        if (!channel.isBlocking()) {
+            throw new IllegalBlockingModeException();
         }
     }
 
@@ -225,16 +275,13 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public void sendUrgentData(int data) throws IOException {
-        AdaptorOptions.ensureOpen(channel);
-        if (!channel.isConnected()) {
-            throw new SocketException("Socket is not connected");
-        }
+        // untranslated, as the JDK's adaptor: ClosedChannelException, NotYetConnectedException
         channel.sendUrgentData(data);
     }
 
     @Override
     public void setOOBInline(boolean on) throws SocketException {
-        AdaptorOptions.ensureOpen(channel);
+        AdaptorExceptions.ensureOpen(channel);
         Socket plain = channel.plainSocket();
         if (plain != null) {
             plain.setOOBInline(on);
@@ -243,14 +290,14 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public boolean getOOBInline() throws SocketException {
-        AdaptorOptions.ensureOpen(channel);
+        AdaptorExceptions.ensureOpen(channel);
         Socket plain = channel.plainSocket();
         return plain != null && plain.getOOBInline();
     }
 
     @Override
     public void setSoTimeout(int timeout) throws SocketException {
-        AdaptorOptions.ensureOpen(channel);
+        AdaptorExceptions.ensureOpen(channel);
         if (timeout < 0) {
             throw new IllegalArgumentException("timeout < 0");
         }
@@ -259,7 +306,7 @@ final class SocketAdaptor extends Socket {
 
     @Override
     public int getSoTimeout() throws SocketException {
-        AdaptorOptions.ensureOpen(channel);
+        AdaptorExceptions.ensureOpen(channel);
         return channel.readTimeoutMillis;
     }
 
@@ -344,8 +391,8 @@ final class SocketAdaptor extends Socket {
     public void shutdownInput() throws IOException {
         try {
             channel.shutdownInput();
-        } catch (java.nio.channels.NotYetConnectedException e) {
-            throw new SocketException("Socket is not connected");
+        } catch (IOException | RuntimeException e) {
+            throw AdaptorExceptions.translate(e);
         }
     }
 
@@ -353,8 +400,8 @@ final class SocketAdaptor extends Socket {
     public void shutdownOutput() throws IOException {
         try {
             channel.shutdownOutput();
-        } catch (java.nio.channels.NotYetConnectedException e) {
-            throw new SocketException("Socket is not connected");
+        } catch (IOException | RuntimeException e) {
+            throw AdaptorExceptions.translate(e);
         }
     }
 
