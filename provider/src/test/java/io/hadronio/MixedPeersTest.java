@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Random;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -379,6 +380,7 @@ class MixedPeersTest extends ContractSupport {
      * protocol to the plain server behind the port: neither one that stays silent nor one
      * that answers garbage.
      */
+    @Tag("slow")
     @Test
     void shouldIgnoreASquatterOnTheRendezvousName() throws Exception {
         for (boolean answers : new boolean[] {false, true}) {

@@ -12,6 +12,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Timeout;
  * messages. Every one is refused, the server keeps accelerating a real client meanwhile
  * and afterwards, and its file descriptors return to where they were.
  */
+@Tag("slow")
 @Timeout(300)
 class RendezvousFuzzTest extends ContractSupport {
     private static final int INPUTS = Integer.getInteger("it.fuzz.inputs", 100_000);

@@ -20,6 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,6 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * calls, counts no failure and names the provider asked for and a transport. Behaviour only;
  * no figure is checked. The JVMs stop at C1, as the evaluation's smoke profile does.
  */
+@Tag("slow")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AppBenchmarksSmokeTest {
     private static final Pattern LISTENING = Pattern.compile("listening on [^ ]*:(\\d+)");

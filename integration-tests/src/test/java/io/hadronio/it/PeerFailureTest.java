@@ -13,10 +13,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** A peer killed with SIGKILL ends our blocked reads and writes with an IOException, not a hang. */
+@Tag("slow")
 @Timeout(60)
 class PeerFailureTest extends ItSupport {
     // a peer that dies on a connection carried by UCX: in the suite's upgrade mode a connection

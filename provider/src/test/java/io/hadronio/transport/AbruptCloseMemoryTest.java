@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -26,6 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * ({@code connections.memory.retained} 799 of 800 connections, ~400 KiB RSS each;
  * docs/RELIABILITY.md, docs/repro/RetainedMemoryLeak.java).
  */
+@Tag("slow")
 @Timeout(120)
 class AbruptCloseMemoryTest {
     private static final int CONNECTIONS = 40;

@@ -13,6 +13,7 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
  * 62,585 bytes short of what the client's writes had taken (docs/RELIABILITY.md).
  * The linger is shortened here to 300 ms; the waits are ten times that.
  */
+@Tag("slow")
 @Timeout(120)
 class SlowReaderCloseTest {
     private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(300);

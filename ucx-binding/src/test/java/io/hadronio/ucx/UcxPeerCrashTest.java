@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -43,6 +44,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  *
  * <p>Kills per case: {@value #DEFAULT_ROUNDS}, or {@code -Dhadronio.crash.rounds=N}.
  */
+@Tag("slow")
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class UcxPeerCrashTest {
     static final int DEFAULT_ROUNDS = 5;

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * promises (JSON, CSV, SVG and PNG figures, the report) and that {@code render} reproduces the
  * report from the JSON; no figure is checked for speed.
  */
+@Tag("slow")
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class EvaluateSmokeTest {
     private static final List<String> FIGURES = List.of("throughput-blocking", "latency-blocking",

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import io.hadronio.it.ChildJvm;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -21,6 +22,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * connection the server just closed carries the next one at once (as a client that has gone
  * round the ephemeral range does: TomcatTest's 13,000 connections a run with 3 requests each).
  */
+@Tag("slow")
 @Timeout(240)
 class CloseAfterAnswerAcrossJvmsTest {
     private static final int THREADS = 8;

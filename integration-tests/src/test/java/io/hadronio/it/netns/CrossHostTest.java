@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Timeout;
  * as on one host (bytes written before close arrive, then end-of-stream; a killed peer
  * is noticed) across a real network path. Needs root and iproute2 (CI runs as root).
  */
+@Tag("slow")
 @Timeout(120)
 class CrossHostTest {
     private static final String NS_A = "hnio-a-" + ProcessHandle.current().pid();

@@ -22,6 +22,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -63,6 +64,7 @@ import org.junit.jupiter.api.Timeout;
  * </ul>
  * Needs root and iproute2, as {@link CrossHostTest} (CI runs as root); skipped otherwise.
  */
+@Tag("slow")
 @Timeout(600)
 class HandshakeFuzzTest {
     private static final int INPUTS = Integer.getInteger("it.fuzz.handshake.inputs", 100_000);

@@ -7,6 +7,7 @@ import io.hadronio.app.HadronioCommand;
 import io.hadronio.it.ChildJvm;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -17,6 +18,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * JVMs on hadroNIO: they finish, say what they ran on, and print their RESULT line.
  * Behaviour only; the numbers are not checked.
  */
+@Tag("slow")
 @Timeout(90)
 class NettyCommandTest {
     private static ChildJvm hadronio(String... args) throws Exception {

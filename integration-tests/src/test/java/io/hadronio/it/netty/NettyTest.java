@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * clients, each started with {@code -Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider}
  * and checked to really run on it (provider class, channel class, UCX transports).
  */
+@Tag("slow")
 @Timeout(90)
 class NettyTest {
     private static final String HADRONIO_CHANNEL = "io.hadronio.nio.HadronioSocketChannel";

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -47,6 +48,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code SocketTimeoutException}; 10,000 non-blocking connects at once do that, where the
  * JDK's provider completes them all.
  */
+@Tag("slow")
 @Timeout(3600)
 class ConnectionChurnTest {
     private static final boolean FULL = System.getProperty("it.churn", "ci").equals("full");

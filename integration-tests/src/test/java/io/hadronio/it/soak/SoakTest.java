@@ -22,6 +22,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -53,6 +54,7 @@ import org.junit.jupiter.api.Timeout;
  * (docs/RELIABILITY.md has the commands). Figures go to stdout and to
  * {@code target/soak.txt}.
  */
+@Tag("slow")
 // every wait below has its own hang guard, scaled to the run; JUnit's default (90 s) would cut the long profile
 @Timeout(value = 24, unit = TimeUnit.HOURS)
 class SoakTest {

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +28,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code DISABLE_HADRONIO=true}, as the README says. Echoes come back unchanged, the store
  * answers what it holds, and the YCSB client's operations all succeed.
  */
+@Tag("slow")
 @Timeout(120)
 class GrpcTest {
     private static final String APPLICATION = "gRPC-java (grpc-netty on Netty NIO)";

@@ -11,6 +11,7 @@ import io.hadronio.it.apps.Pairing;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -21,6 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * each answer checked byte for byte (by the client), and the server's count of requests and
  * connections checked here.
  */
+@Tag("slow")
 @Timeout(120)
 class JettyTest {
     private static final int CONNECTIONS = 4;

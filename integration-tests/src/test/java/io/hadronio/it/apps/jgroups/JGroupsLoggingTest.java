@@ -9,6 +9,7 @@ import io.hadronio.it.apps.Side;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Predicate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,6 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * jar once made JGroups pick SLF4J and go silent). Compares what JGroups chose and how its
  * record came out on the JDK's provider and on hadroNIO.
  */
+@Tag("slow")
 @Timeout(90)
 class JGroupsLoggingTest {
     private static boolean isSlf4j(String entry) {

@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -26,6 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * form one view of all three, each multicasts {@value #MESSAGES} messages, and every
  * member receives all {@code 3 × MESSAGES}, each sender's in order (checked in the member).
  */
+@Tag("slow")
 @Timeout(120)
 class JGroupsTest {
     static final int MEMBERS = 3;

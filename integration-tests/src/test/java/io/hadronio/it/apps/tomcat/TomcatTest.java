@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -22,6 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * requests in flight, each answer checked byte for byte by the client, the server's request
  * count checked here.
  */
+@Tag("slow")
 @Timeout(120)
 class TomcatTest {
     private static final int IN_FLIGHT = 16;
