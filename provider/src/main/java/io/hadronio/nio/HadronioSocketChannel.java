@@ -3,7 +3,6 @@ package io.hadronio.nio;
 import io.hadronio.HadronioSocketOptions;
 import io.hadronio.connection.LocalStreams;
 import io.hadronio.path.ChannelIo;
-import io.hadronio.path.DataPath;
 import io.hadronio.path.KernelStream;
 import io.hadronio.path.Paths;
 import io.hadronio.path.UpgradingKernelPath;
@@ -471,11 +470,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         }
         ensureConnected();
-        long n;
-        do {
-            n = paths.input().read(dsts, offset, length, timeoutMillis);
-        } while (n == DataPath.MOVED);
-        return n;
+        return paths.read(dsts, offset, length, timeoutMillis);
     }
 
     @Override
@@ -511,11 +506,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
         assert writeLock.isHeldByCurrentThread();
         ensureConnected();
-        long n;
-        do {
-            n = paths.output().write(srcs, offset, length);
-        } while (n == DataPath.MOVED);
-        return n;
+        return paths.write(srcs, offset, length);
     }
 
     /** What the data paths need of this channel: its mode, its brackets, its close, the upgrade's conversion. */

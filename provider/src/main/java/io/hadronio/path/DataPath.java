@@ -6,8 +6,9 @@ import java.nio.ByteBuffer;
 /**
  * One direction's way for a connection's bytes: the kernel socket as the JDK drives it
  * ({@link KernelStream}), the kernel socket of a connection that is moving to UCX
- * ({@link UpgradingKernelPath}), or UCX ({@link UcxPath}). The socket channel asks its
- * {@link Paths} which one a direction takes now and calls it; it does not branch on which.
+ * ({@link UpgradingKernelPath}), or UCX ({@link UcxPath}). The socket channel reads and writes
+ * through its {@link Paths}, which calls the path a direction takes now; the channel does not
+ * branch on which.
  *
  * <p>Calls come from the channel with its read lock (reads) or write lock (writes) held; the
  * buffers are the application's, checked by the channel (non-null, writable for reads).
@@ -15,7 +16,7 @@ import java.nio.ByteBuffer;
 public interface DataPath {
     /**
      * What {@link #read} and {@link #write} return when this path ended for that direction
-     * before the call did anything: the direction moved on, ask {@link Paths} again.
+     * before the call did anything: the direction moved on, and {@link Paths} calls the next path.
      */
     long MOVED = Long.MIN_VALUE;
 

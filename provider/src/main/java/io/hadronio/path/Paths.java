@@ -2,14 +2,16 @@ package io.hadronio.path;
 
 import io.hadronio.transport.Connection;
 import io.hadronio.transport.ConnectionLifecycle;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 
 /**
  * Which {@link DataPath} each direction of a connection takes now, as its lifecycle says:
  * the kernel socket as the JDK drives it while the direction is plain, the kernel socket with
  * emulated blocking while the connection moves to UCX, UCX once the direction switched. A
- * direction only ever moves along that line, so a caller that was answered
- * {@link DataPath#MOVED} asks again and gets the next one. A direction's readiness is its
+ * direction only ever moves along that line: a path answers {@link DataPath#MOVED} when its
+ * direction moved on during the call, and the call goes to the next one. A direction's readiness is its
  * path's: the kernel socket's fd (a selector polls it) while on the kernel, UCX's completions
  * (signalled) once switched.
  */
@@ -26,12 +28,28 @@ public final class Paths {
         this.ucx = new UcxPath(life, io);
     }
 
-    public DataPath input() {
-        return life.inputRaw() ? kernelPath() : ucx;
+    /**
+     * Reads from the input's path, and from the next one if the input moved on during the call
+     * ({@link DataPath#MOVED}). The UCX path is called at a call site of its own: a connection
+     * spends its life there, and the JIT can inline it there whatever paths the connection took
+     * before.
+     */
+    public long read(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
+        long n;
+        do {
+            n = life.inputRaw() ? kernelPath().read(dsts, offset, length, timeoutMillis)
+                    : ucx.read(dsts, offset, length, timeoutMillis);
+        } while (n == DataPath.MOVED);
+        return n;
     }
 
-    public DataPath output() {
-        return life.outputRaw() ? kernelPath() : ucx;
+    /** Writes to the output's path, and to the next one if the output moved on ({@link DataPath#MOVED}). */
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        long n;
+        do {
+            n = life.outputRaw() ? kernelPath().write(srcs, offset, length) : ucx.write(srcs, offset, length);
+        } while (n == DataPath.MOVED);
+        return n;
     }
 
     private DataPath kernelPath() {
