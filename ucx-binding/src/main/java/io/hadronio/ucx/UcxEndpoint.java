@@ -76,6 +76,11 @@ public final class UcxEndpoint implements AutoCloseable {
         return !closed && worker.isOpen();
     }
 
+    /** The native {@code ucp_ep_h}, for tests in this package that call libucp directly. */
+    long nativeHandle() {
+        return handle;
+    }
+
     private long ensureUsable(String operation) throws UcxException {
         if (closed || !worker.isOpen()) {
             throw new UcxException(operation, UcsStatus.ERR_NOT_CONNECTED, "endpoint closed");

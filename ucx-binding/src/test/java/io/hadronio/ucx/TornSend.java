@@ -64,14 +64,8 @@ final class TornSend {
         param.set(JAVA_LONG, UcpStructs.UcpRequestParam.LAYOUT.byteOffset(
                 java.lang.foreign.MemoryLayout.PathElement.groupElement("datatype")), datatype.get(JAVA_LONG, 0));
         MemorySegment buffer = arena.allocate(SIZE, 8);
-        long ep = endpointHandle(endpoint);
+        long ep = endpoint.nativeHandle();
         return (long) TAG_SEND.invokeExact(ep, buffer.address(), 1L, tag, param.address());
-    }
-
-    private static long endpointHandle(UcxEndpoint endpoint) throws ReflectiveOperationException {
-        var field = UcxEndpoint.class.getDeclaredField("handle");
-        field.setAccessible(true);
-        return field.getLong(endpoint);
     }
 
     private static long stub(String method, FunctionDescriptor descriptor) throws ReflectiveOperationException {
