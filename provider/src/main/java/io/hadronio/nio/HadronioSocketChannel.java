@@ -336,6 +336,13 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     @Override
     public <T> SocketChannel setOption(SocketOption<T> name, T value) throws IOException {
         Objects.requireNonNull(name);
+        // the JDK's order: the option, then its value, then whether the channel is open
+        if (!supportedOptions().contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        if (!name.type().isInstance(value)) {
+            throw new IllegalArgumentException("Invalid value '" + value + "'");
+        }
         ensureOpen();
         if (name == HadronioSocketOptions.TRANSPORT) {
             throw new UnsupportedOperationException("'" + name + "' is read-only");
@@ -348,6 +355,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     @SuppressWarnings("unchecked")
     public <T> T getOption(SocketOption<T> name) throws IOException {
         Objects.requireNonNull(name);
+        if (!supportedOptions().contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
         ensureOpen();
         if (name == HadronioSocketOptions.TRANSPORT) {
             return (T) transport();
@@ -412,9 +422,13 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
     }
 
-    /** The TCP socket, for the adaptor's options that only a plain connection has. */
+    /**
+     * The TCP socket, for the adaptor's options that only a TCP connection has: while the
+     * channel is unconnected (an option set now applies to the TCP connect that may follow) and
+     * while a connection is plain TCP; null otherwise.
+     */
     java.net.Socket plainSocket() {
-        return life.isPlain() ? kernel.plainSocket() : null;
+        return life.state() == ConnectionLifecycle.NEW || life.isPlain() ? kernel.plainSocket() : null;
     }
 
     // ---- data path -----------------------------------------------------------------------------

@@ -104,7 +104,8 @@ final class SocketAdaptor extends Socket {
     @Override
     public InetAddress getLocalAddress() {
         InetSocketAddress local = local();
-        return local == null ? null : local.getAddress();
+        // java.net.Socket: the wildcard address if the socket is closed or not bound yet
+        return local == null ? new InetSocketAddress(0).getAddress() : local.getAddress();
     }
 
     @Override
@@ -282,6 +283,7 @@ final class SocketAdaptor extends Socket {
     @Override
     public void setOOBInline(boolean on) throws SocketException {
         AdaptorExceptions.ensureOpen(channel);
+        oobInline = on;
         Socket plain = channel.plainSocket();
         if (plain != null) {
             plain.setOOBInline(on);
@@ -292,8 +294,12 @@ final class SocketAdaptor extends Socket {
     public boolean getOOBInline() throws SocketException {
         AdaptorExceptions.ensureOpen(channel);
         Socket plain = channel.plainSocket();
-        return plain != null && plain.getOOBInline();
+        return plain != null ? plain.getOOBInline() : oobInline;
     }
+
+    // SO_OOBINLINE as the application set it, for a connection whose bytes take no TCP socket (a
+    // local stream, UCX: no urgent data arrives there), where it changes nothing but must read back
+    private volatile boolean oobInline;
 
     @Override
     public void setSoTimeout(int timeout) throws SocketException {
