@@ -15,7 +15,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.spi.AbstractSelectableChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
-import java.util.AbstractSet;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
@@ -99,10 +98,7 @@ public final class HadronioSelector extends AbstractSelector {
     private final PollSet pollSet = new PollSet(8);
     // the fds of keys that have one (JDK channels, hadroNIO connections on kernel TCP, listeners)
     // with their interest: a pass asks epoll for the ready ones instead of polling them all
-    private final io.hadronio.platform.EPollSet epoll;
-    // fd -> the key registered with it in epoll (a closed channel's fd number may come back as
-    // another channel's: its old registration went with its file)
-    private HadronioSelectionKey[] epollKeys = new HadronioSelectionKey[64];
+    private final SelectorFds fds;
     // hadroNIO listeners' fds are polled before sleeping, and every LISTENER_PASSES spin passes
     private static final int LISTENER_PASSES = 64;
 
@@ -124,8 +120,6 @@ public final class HadronioSelector extends AbstractSelector {
     // keys taken from the queue and not asked yet
     private HadronioSelectionKey[] taken = new HadronioSelectionKey[16];
     private int takenCount;
-    // of the fds in epoll, how many a spinning pass polls (not listeners')
-    private int spinFds;
     // the keys the current pass asked, and of those the ones found ready: asked again next pass
     private HadronioSelectionKey[] asked = new HadronioSelectionKey[16];
     private int askedCount;
@@ -164,7 +158,7 @@ public final class HadronioSelector extends AbstractSelector {
         this.spin = new AdaptiveSpin(runtime.config().spinNanos(), runtime.config().spinYields());
         this.wakeFd = new EventFd();
         try {
-            this.epoll = new io.hadronio.platform.EPollSet(64);
+            this.fds = new SelectorFds();
         } catch (IOException e) {
             wakeFd.close();
             throw e;
@@ -337,7 +331,7 @@ public final class HadronioSelector extends AbstractSelector {
             wakeupPending.set(false);
             progressAll();
             takeQueue();
-            scan(pollFds(true));
+            scan(fds.poll(true));
             return action == null ? updatedCount : perform(action);
         }
         begin();
@@ -350,7 +344,7 @@ public final class HadronioSelector extends AbstractSelector {
                 while (true) {
                     progressAll();
                     takeQueue();
-                    scan(pollFds(pass++ % LISTENER_PASSES == 0));
+                    scan(fds.poll(pass++ % LISTENER_PASSES == 0));
                     // a wakeup is consumed even when keys end the selection: it was for this one
                     boolean woken = wakeupPending.getAndSet(false);
                     if (readyCount > 0 || woken || Thread.currentThread().isInterrupted()) {
@@ -479,7 +473,7 @@ public final class HadronioSelector extends AbstractSelector {
                     }
                 }
             }
-            int epollAt = epoll.registered() > 0 ? pollSet.add(epoll.fd(), PollSet.POLLIN) : -1;
+            int epollAt = fds.registered() > 0 ? pollSet.add(fds.epollFd(), PollSet.POLLIN) : -1;
             if (napNanos < Long.MAX_VALUE) {
                 pollSet.pollNanos(napNanos);
             } else {
@@ -491,7 +485,7 @@ public final class HadronioSelector extends AbstractSelector {
             }
             // only when one of its fds is ready: woken by a UCX event, an epoll_wait would find
             // nothing (one system call per wake-up; an fd ready a moment later is the next pass's)
-            int ready = epollAt >= 0 && pollSet.revents(epollAt) != 0 ? epoll.poll(0) : 0;
+            int ready = epollAt >= 0 && pollSet.revents(epollAt) != 0 ? fds.poll(true) : 0;
             takeQueue();
             scan(ready);
         } finally {
@@ -513,113 +507,6 @@ public final class HadronioSelector extends AbstractSelector {
     void interestChanged() {
         if (sleeping) {
             wakeFd.signal();
-        }
-    }
-
-    /**
-     * Asks epoll, without waiting, which of the keys' fds are ready (while spinning, only when
-     * fds other than listeners' are registered); returns how many entries it filled.
-     */
-    private int pollFds(boolean withListeners) throws IOException {
-        if (epoll.registered() == 0 || !withListeners && spinFds == 0) {
-            return 0;
-        }
-        return epoll.poll(0);
-    }
-
-    /** epoll's events for an interest set (the same bits as poll's). */
-    private static int epollEventsFor(int interest) {
-        int events = 0;
-        if ((interest & (SelectionKey.OP_READ | SelectionKey.OP_ACCEPT)) != 0) {
-            events |= io.hadronio.platform.EPollSet.EPOLLIN;
-        }
-        if ((interest & (SelectionKey.OP_WRITE | SelectionKey.OP_CONNECT)) != 0) {
-            events |= io.hadronio.platform.EPollSet.EPOLLOUT;
-        }
-        return events;
-    }
-
-    /**
-     * Brings a key's registration in epoll in line with its channel's fd and its interest
-     * set (selecting thread, whenever a pass asks the key: a new key, an interest change and
-     * a channel whose fd came or went are all queued, so asked): registers, changes or
-     * removes it.
-     */
-    private void syncEpoll(HadronioSelectionKey key) throws IOException {
-        int fd = -1;
-        boolean spin = true;
-        if (key.isValid()) {
-            if (key.platformFd >= 0) {
-                fd = key.platformFd;
-            } else {
-                UcxSelectable channel = (UcxSelectable) key.channel();
-                fd = channel.pollFd();
-                spin = channel.pollWhileSpinning();
-            }
-        }
-        int events = fd < 0 ? 0 : epollEventsFor(key.interestOpsUnchecked());
-        if (events == 0) {
-            fd = -1;
-        }
-        if (fd == key.epollFd) {
-            if (fd >= 0 && events != key.epollEvents) {
-                if (epoll.modify(fd, events)) {
-                    key.epollEvents = events;
-                } else {
-                    dropEpoll(key); // closed meanwhile
-                }
-            }
-            return;
-        }
-        dropEpoll(key);
-        if (fd < 0) {
-            return;
-        }
-        if (fd >= epollKeys.length) {
-            epollKeys = Arrays.copyOf(epollKeys, Math.max(fd + 1, 2 * epollKeys.length));
-        }
-        HadronioSelectionKey stale = epollKeys[fd];
-        if (stale != null) {
-            // that key's channel closed its fd and the number came back: its registration went
-            // with its file; the key only forgets it
-            epollKeys[fd] = null;
-            stale.epollFd = -1;
-            if (stale.epollSpin) {
-                spinFds--;
-            }
-            epoll.forget();
-        }
-        if (epoll.add(fd, events)) {
-            epollKeys[fd] = key;
-            key.epollFd = fd;
-            key.epollEvents = events;
-            key.epollSpin = spin;
-            if (spin) {
-                spinFds++;
-            }
-        }
-    }
-
-    /** {@link #syncEpoll} for a key with an fd, or that may get one (not for a channel on UCX both ways). */
-    private void syncEpollIfFd(HadronioSelectionKey key) throws IOException {
-        if (key.platformFd >= 0 || key.epollFd >= 0 || !((UcxSelectable) key.channel()).signalsReadiness()) {
-            syncEpoll(key);
-        }
-    }
-
-    /** Takes a key's fd out of epoll (selecting thread). */
-    private void dropEpoll(HadronioSelectionKey key) throws IOException {
-        int fd = key.epollFd;
-        if (fd < 0) {
-            return;
-        }
-        key.epollFd = -1;
-        if (key.epollSpin) {
-            spinFds--;
-        }
-        if (epollKeys[fd] == key) {
-            epollKeys[fd] = null;
-            epoll.remove(fd);
         }
     }
 
@@ -668,7 +555,7 @@ public final class HadronioSelector extends AbstractSelector {
             key.dequeued();
             if (key.isValid()) {
                 // before the pass asks epoll: a key registered or changed just now is polled by it
-                syncEpollIfFd(key);
+                fds.syncIfFd(key);
                 if (takenCount == taken.length) {
                     taken = Arrays.copyOf(taken, 2 * takenCount);
                 }
@@ -705,12 +592,11 @@ public final class HadronioSelector extends AbstractSelector {
         }
         takenCount = 0;
         for (int i = 0; i < polled; i++) {
-            int fd = epoll.readyFd(i);
-            HadronioSelectionKey key = fd < epollKeys.length ? epollKeys[fd] : null;
+            HadronioSelectionKey key = fds.readyKey(i);
             if (key == null) {
                 continue;
             }
-            int revents = epoll.readyEvents(i);
+            int revents = fds.readyEvents(i);
             ask(key, pass);
             if (!key.isValid()) {
                 continue;
@@ -746,7 +632,7 @@ public final class HadronioSelector extends AbstractSelector {
         if (!key.isValid()) {
             return;
         }
-        syncEpollIfFd(key);
+        fds.syncIfFd(key);
         if (askedCount == asked.length) {
             asked = Arrays.copyOf(asked, 2 * askedCount);
         }
@@ -849,7 +735,7 @@ public final class HadronioSelector extends AbstractSelector {
         }
         if (Thread.holdsLock(this)) {
             try {
-                dropEpoll(key);
+                fds.drop(key);
             } catch (IOException e) {
                 // the fd is gone with its channel: nothing left to remove
             }
@@ -891,8 +777,7 @@ public final class HadronioSelector extends AbstractSelector {
                 }
                 keys.clear();
                 refreshKeyArray();
-                Arrays.fill(epollKeys, null);
-                spinFds = 0;
+                fds.clear();
                 Arrays.fill(retained, null);
                 retainedCount = 0;
                 Arrays.fill(taken, null);
@@ -902,52 +787,8 @@ public final class HadronioSelector extends AbstractSelector {
                 cancelledKeys().clear();
             }
             pollSet.close();
-            epoll.close();
+            fds.close();
             wakeFd.close();
-        }
-    }
-
-    /** The selected-key set as applications see it: removal allowed, addition not. */
-    private static final class UngrowableSet extends AbstractSet<SelectionKey> {
-        private final Set<SelectionKey> set;
-
-        UngrowableSet(Set<SelectionKey> set) {
-            this.set = set;
-        }
-
-        @Override
-        public int size() {
-            return set.size();
-        }
-
-        @Override
-        public boolean isEmpty() {
-            return set.isEmpty();
-        }
-
-        @Override
-        public boolean contains(Object o) {
-            return set.contains(o);
-        }
-
-        @Override
-        public Iterator<SelectionKey> iterator() {
-            return set.iterator();
-        }
-
-        @Override
-        public boolean remove(Object o) {
-            return set.remove(o);
-        }
-
-        @Override
-        public void clear() {
-            set.clear();
-        }
-
-        @Override
-        public boolean add(SelectionKey key) {
-            throw new UnsupportedOperationException();
         }
     }
 }
