@@ -1,5 +1,7 @@
 package io.hadronio.connection;
 
+import static io.hadronio.connection.RendezvousMessages.*;
+
 import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PollSet;
 import io.hadronio.platform.UnixSeqpacket;
@@ -8,9 +10,7 @@ import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -61,20 +61,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LocalRendezvous {
     private static final System.Logger LOG = System.getLogger(LocalRendezvous.class.getName());
-    private static final int MAGIC = HandshakeMessages.MAGIC;
-    private static final byte CHALLENGE = 10;
-    private static final byte REGISTER = 11;
-    private static final byte REGISTERED = 12;
-    private static final byte NOT_HERE = 13;
-    // a client already connected over TCP asks to upgrade that connection (see UpgradeSession)
-    private static final byte REGISTER_UPGRADE = 14;
-    private static final int HEADER = 8;
-    static final int HEADER_LENGTH = HEADER;
-    private static final int MAX_MESSAGE = 128;
-    private static final byte[] REGISTER_LABEL = "hadroNIO/2 register".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] REGISTERED_LABEL = "hadroNIO/2 registered".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] UPGRADE_LABEL = "hadroNIO/2 upgrade".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] UPGRADED_LABEL = "hadroNIO/2 upgrade accepted".getBytes(StandardCharsets.US_ASCII);
     /** The largest message of an upgrade session (a hello carries a worker address). */
     public static final int MAX_SESSION_MESSAGE = HandshakeMessages.MAX_FRAME + HEADER;
     // a session that has not registered within this long is dropped
@@ -522,7 +508,7 @@ public final class LocalRendezvous {
                 }
                 return;
             }
-            Registration r = decodeRegister(m, s.nonce, s.socket.truncated(), REGISTER, REGISTER_LABEL);
+            Registration r = decodeRegister(secret, m, s.nonce, s.socket.truncated(), REGISTER, REGISTER_LABEL);
             if (r == null) {
                 LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: refused a registration that does not "
                         + "authenticate");
@@ -572,7 +558,7 @@ public final class LocalRendezvous {
      */
     private boolean registerUpgrade(Session s, byte[] m) throws IOException {
         UpgradeListener listener = upgradeListener;
-        Registration r = decodeRegister(m, s.nonce, s.socket.truncated(), REGISTER_UPGRADE, UPGRADE_LABEL);
+        Registration r = decodeRegister(secret, m, s.nonce, s.socket.truncated(), REGISTER_UPGRADE, UPGRADE_LABEL);
         if (r == null) {
             LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: refused an upgrade that does not authenticate");
             return false;
@@ -691,7 +677,7 @@ public final class LocalRendezvous {
                 }
                 u.nonce = java.util.Arrays.copyOfRange(m, HEADER, m.length);
                 InetAddress client = what[1].getAddress().isAnyLocalAddress() ? null : what[1].getAddress();
-                u.register = encodeRegister(u.nonce, what[0].getAddress(), what[0].getPort(), client,
+                u.register = encodeRegister(secret, u.nonce, what[0].getAddress(), what[0].getPort(), client,
                         what[1].getPort(), REGISTER_UPGRADE, UPGRADE_LABEL);
                 if (!u.socket.send(u.register)) {
                     throw new IOException("the listener does not take our registration");
@@ -746,102 +732,6 @@ public final class LocalRendezvous {
         if (!expected.isEmpty()) {
             expected.values().removeIf(deadline -> now - deadline > 0);
         }
-    }
-
-    // ---- messages ------------------------------------------------------------------------------
-
-    static ByteBuffer header(byte kind, int bodyLength) {
-        return ByteBuffer.allocate(HEADER + bodyLength).putInt(MAGIC).put(HandshakeMessages.VERSION).put(kind)
-                .putShort((short) bodyLength);
-    }
-
-    /** REGISTER body: destination port(2) address length(1) address, client port(2) address length(1, 0: wildcard) address, MAC. */
-    private byte[] encodeRegister(byte[] nonce, InetAddress destination, int destinationPort, InetAddress client,
-                                  int clientPort) {
-        return encodeRegister(nonce, destination, destinationPort, client, clientPort, REGISTER, REGISTER_LABEL);
-    }
-
-    private byte[] encodeRegister(byte[] nonce, InetAddress destination, int destinationPort, InetAddress client,
-                                  int clientPort, byte kind, byte[] label) {
-        byte[] d = normalize(destination).getAddress();
-        byte[] c = client == null ? new byte[0] : normalize(client).getAddress();
-        int body = 2 + 1 + d.length + 2 + 1 + c.length + HandshakeMessages.MAC_LENGTH;
-        ByteBuffer b = header(kind, body);
-        b.putShort((short) destinationPort).put((byte) d.length).put(d).putShort((short) clientPort)
-                .put((byte) c.length).put(c);
-        byte[] unsigned = java.util.Arrays.copyOf(b.array(), b.position());
-        b.put(secret.mac(label, nonce, unsigned));
-        return b.array();
-    }
-
-    /** The registration in a REGISTER message, or null when it is malformed or does not authenticate. */
-    private Registration decodeRegister(byte[] m, byte[] nonce, boolean truncated, byte kind, byte[] label) {
-        try {
-            if (truncated || m.length < HEADER + 2 + 1 + 4 + 2 + 1 + HandshakeMessages.MAC_LENGTH) {
-                return null;
-            }
-            ByteBuffer b = ByteBuffer.wrap(m);
-            if (b.getInt() != MAGIC || b.get() != HandshakeMessages.VERSION || b.get() != kind
-                    || Short.toUnsignedInt(b.getShort()) != m.length - HEADER) {
-                return null;
-            }
-            int destinationPort = Short.toUnsignedInt(b.getShort());
-            byte[] d = address(b);
-            int clientPort = Short.toUnsignedInt(b.getShort());
-            byte[] c = address(b);
-            if (d == null || d.length == 0 || c == null || b.remaining() != HandshakeMessages.MAC_LENGTH) {
-                return null;
-            }
-            byte[] unsigned = java.util.Arrays.copyOf(m, b.position());
-            byte[] mac = java.util.Arrays.copyOfRange(m, b.position(), m.length);
-            if (!Secret.matches(secret.mac(label, nonce, unsigned), mac)) {
-                return null;
-            }
-            return new Registration(c.length == 0 ? null : InetAddress.getByAddress(c), clientPort, destinationPort);
-        } catch (RuntimeException | UnknownHostException e) {
-            return null;
-        }
-    }
-
-    private static InetAddress destinationOf(byte[] register) throws UnknownHostException {
-        ByteBuffer b = ByteBuffer.wrap(register);
-        b.position(HEADER + 2);
-        return normalize(InetAddress.getByAddress(address(b)));
-    }
-
-    /** A length-prefixed address: 0, 4 or 16 bytes; null for any other length. */
-    private static byte[] address(ByteBuffer b) {
-        int n = Byte.toUnsignedInt(b.get());
-        if (n != 0 && n != 4 && n != 16) {
-            return null;
-        }
-        byte[] a = new byte[n];
-        b.get(a);
-        return a;
-    }
-
-    /** {@link #normalize}, for other packages. */
-    public static InetAddress normalized(InetAddress a) {
-        return normalize(a);
-    }
-
-    /** IPv4-mapped IPv6 addresses as IPv4, so that both sides name one host alike. */
-    static InetAddress normalize(InetAddress a) {
-        if (a instanceof Inet6Address) {
-            byte[] b = a.getAddress();
-            boolean mapped = b[10] == (byte) 0xFF && b[11] == (byte) 0xFF;
-            for (int i = 0; i < 10 && mapped; i++) {
-                mapped = b[i] == 0;
-            }
-            if (mapped) {
-                try {
-                    return Inet4Address.getByAddress(new byte[] {b[12], b[13], b[14], b[15]});
-                } catch (UnknownHostException e) {
-                    return a;
-                }
-            }
-        }
-        return a;
     }
 
     // ---- client side ---------------------------------------------------------------------------
@@ -918,7 +808,7 @@ public final class LocalRendezvous {
                 return Outcome.BIND_FAILED;
             }
             InetAddress bound = client.getAddress().isAnyLocalAddress() ? null : client.getAddress();
-            byte[] register = encodeRegister(nonce, destination.getAddress(), destination.getPort(), bound,
+            byte[] register = encodeRegister(secret, nonce, destination.getAddress(), destination.getPort(), bound,
                     client.getPort());
             if (!s.send(register)) {
                 return Outcome.SEND_FAILED;
@@ -957,24 +847,6 @@ public final class LocalRendezvous {
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous with port " + destination.getPort()
                     + " failed: " + e);
             return Outcome.FAILED;
-        }
-    }
-
-    private static boolean isHeader(byte[] m, byte kind) {
-        ByteBuffer b = ByteBuffer.wrap(m);
-        return b.getInt() == MAGIC && b.get() == HandshakeMessages.VERSION && b.get() == kind
-                && Short.toUnsignedInt(b.getShort()) == m.length - HEADER;
-    }
-
-    private static byte[] receive(UnixSeqpacket s, long deadline) throws IOException {
-        while (true) {
-            byte[] m = s.receive(MAX_MESSAGE);
-            if (m != null) {
-                return s.truncated() ? null : m;
-            }
-            if (s.status() == UnixSeqpacket.EOF || !s.awaitReadable(deadline)) {
-                return null;
-            }
         }
     }
 }

@@ -190,7 +190,7 @@ public final class LocalStreams {
         if (bound.isAnyLocalAddress()) {
             return wildcardName(bound instanceof Inet4Address, port);
         }
-        InetAddress a = LocalRendezvous.normalize(bound);
+        InetAddress a = RendezvousMessages.normalize(bound);
         if (a instanceof Inet6Address v6 && v6.getScopeId() != 0) {
             try {
                 a = InetAddress.getByAddress(v6.getAddress());
@@ -315,7 +315,7 @@ public final class LocalStreams {
     }
 
     private Connected connect(InetSocketAddress destination, SocketChannel reservation, boolean useKnown) {
-        InetAddress d = LocalRendezvous.normalize(destination.getAddress());
+        InetAddress d = RendezvousMessages.normalize(destination.getAddress());
         if (d.isAnyLocalAddress()) {
             return null;
         }
@@ -401,7 +401,7 @@ public final class LocalStreams {
             reservation.bind(new InetSocketAddress(destination, 0));
             bound = (InetSocketAddress) reservation.getLocalAddress();
         }
-        InetAddress a = bound.getAddress().isAnyLocalAddress() ? destination : LocalRendezvous.normalize(bound.getAddress());
+        InetAddress a = bound.getAddress().isAnyLocalAddress() ? destination : RendezvousMessages.normalize(bound.getAddress());
         return new InetSocketAddress(a, bound.getPort());
     }
 
@@ -466,7 +466,7 @@ public final class LocalStreams {
         }
         InetAddress boundAddress = bound.getAddress();
         if (!boundAddress.isAnyLocalAddress()
-                && !LocalRendezvous.normalize(boundAddress).equals(local.getAddress())) {
+                && !RendezvousMessages.normalize(boundAddress).equals(local.getAddress())) {
             return null;
         }
         return new Accepted(child, remote, local, id);
@@ -482,7 +482,7 @@ public final class LocalStreams {
         }
         try {
             InetAddress a = InetAddress.getByAddress(family == 4 ? java.util.Arrays.copyOf(raw, 4) : raw);
-            return new InetSocketAddress(LocalRendezvous.normalize(a), port);
+            return new InetSocketAddress(RendezvousMessages.normalize(a), port);
         } catch (UnknownHostException e) {
             return null;
         }

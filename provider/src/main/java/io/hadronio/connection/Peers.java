@@ -73,7 +73,7 @@ public final class Peers {
         if (address.isLoopbackAddress() || address.isAnyLocalAddress()) {
             return true;
         }
-        InetAddress a = LocalRendezvous.normalize(address);
+        InetAddress a = RendezvousMessages.normalize(address);
         if (local.contains(a)) {
             return true;
         }
@@ -83,7 +83,7 @@ public final class Peers {
             Set<InetAddress> fresh = new HashSet<>();
             try {
                 for (NetworkInterface nif : NetworkInterface.networkInterfaces().toList()) {
-                    nif.inetAddresses().forEach(x -> fresh.add(LocalRendezvous.normalize(x)));
+                    nif.inetAddresses().forEach(x -> fresh.add(RendezvousMessages.normalize(x)));
                 }
             } catch (SocketException e) {
                 return false;

@@ -124,7 +124,7 @@ public final class UpgradeSession {
             return;
         }
         try {
-            ByteBuffer m = LocalRendezvous.header(kind, body.length).put(body);
+            ByteBuffer m = RendezvousMessages.header(kind, body.length).put(body);
             if (!socket.send(m.array())) {
                 // a few small messages per connection never fill a socket buffer: the peer is stuck
                 end("the peer does not take its messages");
@@ -178,13 +178,13 @@ public final class UpgradeSession {
                     return;
                 }
                 ByteBuffer b = ByteBuffer.wrap(m);
-                if (socket.truncated() || m.length < LocalRendezvous.HEADER_LENGTH
+                if (socket.truncated() || m.length < RendezvousMessages.HEADER_LENGTH
                         || b.getInt() != HandshakeMessages.MAGIC || b.get() != HandshakeMessages.VERSION) {
                     end("a malformed session message");
                     return;
                 }
                 byte kind = b.get();
-                if (Short.toUnsignedInt(b.getShort()) != m.length - LocalRendezvous.HEADER_LENGTH) {
+                if (Short.toUnsignedInt(b.getShort()) != m.length - RendezvousMessages.HEADER_LENGTH) {
                     end("a session message of a wrong length");
                     return;
                 }

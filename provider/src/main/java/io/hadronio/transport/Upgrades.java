@@ -1,6 +1,7 @@
 package io.hadronio.transport;
 
 import io.hadronio.connection.LocalRendezvous;
+import io.hadronio.connection.RendezvousMessages;
 import io.hadronio.connection.UpgradeSession;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
@@ -190,7 +191,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
 
     /** A registration names the client's bound address, or the wildcard (null) for any. */
     private static boolean matches(InetAddress registered, InetAddress actual) {
-        return registered == null || registered.equals(LocalRendezvous.normalized(actual));
+        return registered == null || registered.equals(RendezvousMessages.normalize(actual));
     }
 
     /** An accepted connection that no session will meet: it stays plain, and lets go of the listener's name. */
