@@ -524,6 +524,7 @@ print_section_evaluate() {
   echo
   sed -n '/^| mode /,/^$/p' "$LOG_DIR/evaluate.txt"
   grep '^Never slower' "$LOG_DIR/evaluate.txt" || true
+  grep '^Tails' "$LOG_DIR/evaluate.txt" || true
 }
 
 # ---- section "connections": connection set-up rate, scripts/bench-connections.sh ------------------

@@ -159,6 +159,10 @@ final class EvaluationReport {
         t.append("| mode | what | JDK | hadroNIO | hadroNIO / JDK | UCX binding | hadroNIO transport |\n");
         t.append("|---|---|---:|---:|---:|---:|---|\n");
         for (Mode m : NIO_MODES) {
+            summaryRow(t, m, Metric.LATENCY, small.get(), "round trip " + Sizes.human(small.get()) + ", p50 µs",
+                    s -> s.latencyP50Us(), 1, false);
+            summaryRow(t, m, Metric.LATENCY, small.get(), "round trip " + Sizes.human(small.get()) + ", p99 µs",
+                    s -> s.latencyP99Us(), 1, false);
             summaryRow(t, m, Metric.LATENCY, small.get(), "round trip " + Sizes.human(small.get()) + ", mean µs",
                     s -> s.latencyMeanUs(), 1, false);
             summaryRow(t, m, Metric.THROUGHPUT, small.get(), "streaming " + Sizes.human(small.get()) + ", Mop/s",
@@ -166,8 +170,45 @@ final class EvaluationReport {
             summaryRow(t, m, Metric.THROUGHPUT, large.get(), "streaming " + Sizes.human(large.get()) + ", GB/s",
                     s -> s.bytesPerSec(), 1e-9, true);
         }
-        t.append('\n').append(neverSlower());
+        t.append('\n').append(neverSlower()).append('\n').append(tails());
         return t.toString();
+    }
+
+    /**
+     * The tails beside the medians: every round-trip point both providers measured, hadroNIO's
+     * p99 against the JDK's (the median over the repetitions of each run's p99), and the points
+     * where hadroNIO's is higher, worst first. A median far ahead can hide a tail behind.
+     */
+    String tails() {
+        record Behind(double ratio, String point) {
+        }
+        int compared = 0;
+        List<Behind> behind = new ArrayList<>();
+        for (Mode m : NIO_MODES) {
+            for (int size : sizes()) {
+                double j = median(Provider.JDK, m, Metric.LATENCY, size, PointSummary::latencyP99Us);
+                double h = median(Provider.HADRONIO, m, Metric.LATENCY, size, PointSummary::latencyP99Us);
+                if (Double.isNaN(j) || Double.isNaN(h) || j <= 0 || h <= 0) {
+                    continue;
+                }
+                compared++;
+                if (h > j) {
+                    behind.add(new Behind(j / h, m.id() + " " + Sizes.human(size) + String.format(Locale.ROOT,
+                            " (%s against %s µs)", fmt(h), fmt(j))));
+                }
+            }
+        }
+        if (compared == 0) {
+            return "";
+        }
+        StringBuilder t = new StringBuilder(String.format(Locale.ROOT,
+                "Tails (p99 round trip, medians of the runs' p99): hadroNIO at or below the JDK's in %d of %d points",
+                compared - behind.size(), compared));
+        behind.sort((x, y) -> Double.compare(x.ratio(), y.ratio()));
+        for (int i = 0; i < behind.size(); i++) {
+            t.append(i == 0 ? "; above at: " : ", ").append(behind.get(i).point());
+        }
+        return t.append(".\n").toString();
     }
 
     /**

@@ -62,7 +62,8 @@ final class Headline {
         int reps = results.runs().stream().mapToInt(RunRecord::repetition).max().orElse(0);
         md.append(" Medians of ").append(reps).append(" interleaved runs per point; hadroNIO's connections ran on ")
                 .append(transports()).append(".\n\n");
-        md.append(new EvaluationReport(results, Path.of("."), Path.of(".")).neverSlower());
+        EvaluationReport report = new EvaluationReport(results, Path.of("."), Path.of("."));
+        md.append(report.neverSlower()).append('\n').append(report.tails());
         md.append(END).append('\n');
         return md.toString();
     }
