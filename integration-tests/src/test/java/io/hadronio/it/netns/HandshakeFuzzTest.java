@@ -361,6 +361,52 @@ class HandshakeFuzzTest {
         return last;
     }
 
+    /**
+     * The server's highest fd count and resident memory while an attacker's inputs run,
+     * sampled every 20 ms from /proc: what a burst of hostile handshakes holds while it
+     * lasts (the settled figures only show what is left afterwards). Printed, not asserted.
+     */
+    private static final class Peak {
+        final long pid;
+        final Thread sampler;
+        volatile boolean running = true;
+        volatile int fds;
+        volatile long rssKiB;
+
+        Peak(long pid) {
+            this.pid = pid;
+            this.sampler = Thread.ofPlatform().daemon().name("peak-" + pid).start(this::sample);
+        }
+
+        private void sample() {
+            while (running) {
+                try (Stream<Path> list = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+                    fds = Math.max(fds, (int) list.count());
+                    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                        if (line.startsWith("VmRSS:")) {
+                            rssKiB = Math.max(rssKiB, Long.parseLong(line.substring(6).trim().split("\\s+")[0]));
+                        }
+                    }
+                    Thread.sleep(20);
+                } catch (IOException | RuntimeException e) {
+                    // an fd closed while listed: the next sample counts again
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            sampler.join(1000);
+        }
+
+        @Override
+        public String toString() {
+            return "peak fds " + fds + ", peak RSS " + rssKiB + " KiB";
+        }
+    }
+
     private static int realEchoes;
 
     /** A real hadroNIO client: accelerated, and its bytes come back. */
@@ -437,9 +483,12 @@ class HandshakeFuzzTest {
                 Figures before = settled(server, pid, null);
 
                 Map<String, Map<String, Long>> runs = new TreeMap<>();
+                Map<String, Peak> peaks = new TreeMap<>();
                 for (NsJvm attacker : List.of(stranger, keyed)) {
                     int from = attacker == stranger ? WARM_UP : KEYED_WARM_UP;
                     int count = attacker == stranger ? INPUTS : KEYED_INPUTS;
+                    Peak peak = new Peak(pid);
+                    peaks.put(attacker.name, peak);
                     attacker.send("RUN " + from + " " + count);
                     for (int tenth = 1; tenth <= 10 && count >= 10; tenth++) {
                         attacker.expect("PROGRESS ");
@@ -449,6 +498,7 @@ class HandshakeFuzzTest {
                         }
                     }
                     runs.put(attacker.name, done(attacker.expect("DONE ")));
+                    peak.stop();
                 }
                 realClient(client, SERVER_ADDRESS, port, "after the attack");
                 Figures after = settled(server, pid, before);
@@ -464,6 +514,9 @@ class HandshakeFuzzTest {
                 server.samples.forEach(l -> System.out.println("  sample: " + l));
                 System.out.println("  server before: " + before);
                 System.out.println("  server after:  " + after);
+                peaks.forEach((who, peak) -> System.out.println("  server during the " + who + "'s inputs: " + peak
+                        + " (" + (peak.fds - before.fds) + " fds, " + (peak.rssKiB - before.rssKiB)
+                        + " KiB RSS above the settled baseline)"));
                 System.out.printf("  deltas: fds %+d, threads %+d, RSS %+d KiB (limit %d), heap %+d KiB, direct %+d KiB%n",
                         after.fds - before.fds, after.threads - before.threads, after.rssKiB - before.rssKiB,
                         RSS_GROWTH_LIMIT_KIB, after.heapKiB - before.heapKiB, after.directKiB - before.directKiB);
