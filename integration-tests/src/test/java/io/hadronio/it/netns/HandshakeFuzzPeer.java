@@ -26,7 +26,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *     connection, echoes what it reads (with back-pressure) and closes when its client
  *     has finished sending. Prints {@code PID n} and {@code PORT n}; answers {@code STATS}
  *     on stdin with {@code STATS open accepted ucx tcp heapKiB directKiB directBuffers}
- *     (after a full GC); an I/O error on one connection (a client that reset it) prints
+ *     (after a full GC), and {@code PEAKS} with {@code PEAKS handshakes connections memoryKiB}:
+ *     the most handshakes in progress, UCX connection halves and their native memory the
+ *     provider held at once since the last {@code PEAKS} (sampled every 5 ms); an I/O error on one connection (a client that reset it) prints
  *     {@code CONN_FAILED ...} and closes only that connection.</li>
  * <li>{@code client}: a real hadroNIO client, driven by its stdin: {@code ECHO HOST PORT
  *     BYTES} connects, writes BYTES random bytes, reads them back, closes, and prints
@@ -40,7 +42,35 @@ public final class HandshakeFuzzPeer {
     private static final AtomicLong UCX = new AtomicLong();
     private static final AtomicLong TCP = new AtomicLong();
 
+    // the most the provider held at once since the last PEAKS command (see samplePeaks)
+    private static final AtomicLong PEAK_HANDSHAKES = new AtomicLong();
+    private static final AtomicLong PEAK_CONNECTIONS = new AtomicLong();
+    private static final AtomicLong PEAK_MEMORY = new AtomicLong();
+
     private HandshakeFuzzPeer() {
+    }
+
+    /**
+     * What hostile handshakes make the server hold while they last, as the provider counts
+     * it: handshakes in progress, UCX connection halves and their memory (receive areas).
+     * A diagnostic printed by the test; a sample asks the control thread, so it is taken
+     * every few milliseconds, not on every change.
+     */
+    private static void samplePeaks() {
+        if (!(java.nio.channels.spi.SelectorProvider.provider() instanceof io.hadronio.HadronioProvider p)) {
+            return;
+        }
+        while (true) {
+            java.util.Map<String, Long> r = p.resources();
+            PEAK_HANDSHAKES.accumulateAndGet(r.getOrDefault("control.handshakes", 0L), Math::max);
+            PEAK_CONNECTIONS.accumulateAndGet(r.getOrDefault("connections.memory", 0L), Math::max);
+            PEAK_MEMORY.accumulateAndGet(r.getOrDefault("connections.memory.bytes", 0L), Math::max);
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     static synchronized void say(String line) {
@@ -77,7 +107,10 @@ public final class HandshakeFuzzPeer {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
-                    if (line.trim().equals("STATS")) {
+                    if (line.trim().equals("PEAKS")) {
+                        say("PEAKS " + PEAK_HANDSHAKES.getAndSet(0) + " " + PEAK_CONNECTIONS.getAndSet(0) + " "
+                                + PEAK_MEMORY.getAndSet(0) / 1024);
+                    } else if (line.trim().equals("STATS")) {
                         System.gc();
                         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1024;
                         long direct = 0;
@@ -99,6 +132,7 @@ public final class HandshakeFuzzPeer {
         }, "stdin");
         stdin.setDaemon(true);
         stdin.start();
+        Thread.ofPlatform().daemon().name("peaks").start(HandshakeFuzzPeer::samplePeaks);
         say("PID " + ProcessHandle.current().pid());
         say("PORT " + ((InetSocketAddress) server.getLocalAddress()).getPort());
 

@@ -372,6 +372,8 @@ class HandshakeFuzzTest {
         volatile boolean running = true;
         volatile int fds;
         volatile long rssKiB;
+        // the server's own PEAKS answer: handshakes in progress, UCX connection halves, their KiB
+        String held = "? ? ?";
 
         Peak(long pid) {
             this.pid = pid;
@@ -403,7 +405,9 @@ class HandshakeFuzzTest {
 
         @Override
         public String toString() {
-            return "peak fds " + fds + ", peak RSS " + rssKiB + " KiB";
+            String[] h = held.split(" ");
+            return "peak fds " + fds + ", peak RSS " + rssKiB + " KiB, at most " + h[0] + " handshakes in progress, "
+                    + h[1] + " UCX connection halves holding " + h[2] + " KiB";
         }
     }
 
@@ -475,10 +479,19 @@ class HandshakeFuzzTest {
                 keyed.send("PRIME");
                 System.out.println("handshake fuzz: keyed attacker " + keyed.expect("PRIMED"));
 
+                // before any hostile input: what the warm-up's bursts add (pools filled once, say) shows
+                // only against this, not against the settled baseline taken after the warm-up
+                Figures start = figures(server, pid);
+                server.send("PEAKS");
+                server.expect("PEAKS ");
+                Peak warmUpPeak = new Peak(pid);
                 stranger.send("RUN 0 " + WARM_UP);
                 assertEquals(0L, done(stranger.expect("DONE ")).get("failures"), "warm-up: " + stranger.failures);
                 keyed.send("RUN 0 " + KEYED_WARM_UP);
                 assertEquals(0L, done(keyed.expect("DONE ")).get("failures"), "warm-up: " + keyed.failures);
+                warmUpPeak.stop();
+                server.send("PEAKS");
+                warmUpPeak.held = server.expect("PEAKS ");
                 realClient(client, SERVER_ADDRESS, port, "after the warm-up");
                 Figures before = settled(server, pid, null);
 
@@ -499,6 +512,8 @@ class HandshakeFuzzTest {
                     }
                     runs.put(attacker.name, done(attacker.expect("DONE ")));
                     peak.stop();
+                    server.send("PEAKS");
+                    peak.held = server.expect("PEAKS ");
                 }
                 realClient(client, SERVER_ADDRESS, port, "after the attack");
                 Figures after = settled(server, pid, before);
@@ -514,9 +529,13 @@ class HandshakeFuzzTest {
                 server.samples.forEach(l -> System.out.println("  sample: " + l));
                 System.out.println("  server before: " + before);
                 System.out.println("  server after:  " + after);
+                System.out.println("  server at start (no hostile input yet): " + start);
+                System.out.println("  server during the warm-up: " + warmUpPeak + " (" + (warmUpPeak.fds - start.fds)
+                        + " fds, " + (warmUpPeak.rssKiB - start.rssKiB) + " KiB RSS above the start)");
                 peaks.forEach((who, peak) -> System.out.println("  server during the " + who + "'s inputs: " + peak
                         + " (" + (peak.fds - before.fds) + " fds, " + (peak.rssKiB - before.rssKiB)
-                        + " KiB RSS above the settled baseline)"));
+                        + " KiB RSS above the settled baseline; " + (peak.rssKiB - start.rssKiB)
+                        + " KiB above the start)"));
                 System.out.printf("  deltas: fds %+d, threads %+d, RSS %+d KiB (limit %d), heap %+d KiB, direct %+d KiB%n",
                         after.fds - before.fds, after.threads - before.threads, after.rssKiB - before.rssKiB,
                         RSS_GROWTH_LIMIT_KIB, after.heapKiB - before.heapKiB, after.directKiB - before.directKiB);
