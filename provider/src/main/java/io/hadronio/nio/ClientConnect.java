@@ -83,7 +83,7 @@ final class ClientConnect {
             io.close();
             throw e;
         }
-        runtime.control().connectAsync(life);
+        runtime.handshakes().connect(life);
         if (!io.isBlocking()) {
             return false;
         }

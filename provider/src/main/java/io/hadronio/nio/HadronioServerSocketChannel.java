@@ -307,7 +307,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 return child;
             }
             child.configureBlocking(false);
-            runtime.control().handshake(child, inbound, this);
+            runtime.handshakes().accept(child, inbound, this);
         } catch (IOException e) {
             // the client is gone already
             try {
@@ -606,7 +606,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 // listener does closing it close the kernel socket (no connection may reach
                 // a closed server's port)
                 java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
-                runtime.control().abandon(tcp, this, released::countDown);
+                runtime.handshakes().abandon(tcp, this, released::countDown);
                 tcp.close();
                 try {
                     released.await(2, java.util.concurrent.TimeUnit.SECONDS);

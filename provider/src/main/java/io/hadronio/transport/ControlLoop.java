@@ -1,14 +1,9 @@
 package io.hadronio.transport;
 
-import io.hadronio.connection.HandshakeMessages;
-import io.hadronio.connection.Peers;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.net.ProtocolException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -24,14 +19,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The reactor: one daemon thread, with a selector of the JDK's provider, that owns the
- * TCP sockets of handshakes and of accelerated connections. It accepts on kernel
- * listeners while registered clients are expected, runs both sides of handshakes (so a
- * silent or bogus client never holds up {@code accept()}), reads the control records of
- * established connections and fires timer ticks. What a record or a tick means for a
- * connection is decided by its {@link ConnectionLifecycle}, not here. Other threads talk
- * to it only through {@link #execute(Runnable)}.
+ * TCP sockets of handshakes and of accelerated connections. It registers sockets and
+ * dispatches their readiness to what is attached to their keys (a listener it accepts on
+ * while registered clients are expected, a {@link Handshake}, the reader of a
+ * connection's control records), fires deadlines and timer ticks, and runs tasks. It
+ * runs no connection logic of its own: what a hello means is the handshake's business
+ * ({@link Handshakes}), what a record or a tick means is the connection's
+ * {@link ConnectionLifecycle}'s. Other threads talk to it only through
+ * {@link #execute(Runnable)}.
  */
-public final class ControlLoop implements Runnable {
+public final class ControlLoop implements Runnable, Reactor {
     private static final Logger LOG = System.getLogger(ControlLoop.class.getName());
     // how long JVM exit waits for closes still in progress (see lingerAtExit)
     private static final long EXIT_LINGER_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -41,7 +38,8 @@ public final class ControlLoop implements Runnable {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     // connections with something to finish (FIN, CLOSE, progress for a peer): ticked every millisecond
     private final List<ConnectionLifecycle> ticking = new ArrayList<>();
-    private final List<Pending> handshakes = new ArrayList<>();
+    // what must end by itself (handshakes): asked every pass whether it is due
+    private final List<Deadlined> deadlines = new ArrayList<>();
     // run after the next selection, once the sockets whose keys were cancelled have left the selector
     private final List<Runnable> afterDeregistration = new ArrayList<>();
     // accelerated connections not closed yet: a normal JVM exit closes them in order
@@ -120,15 +118,14 @@ public final class ControlLoop implements Runnable {
 
     /**
      * What the control thread holds, as counts (a diagnostic): accelerated connections not
-     * closed, connections still finishing a close, handshakes in progress, connections
-     * whose bytes wait for a credit; and how many handshakes ended accelerated since start
+     * closed, connections still finishing a close, connections whose bytes wait for a
+     * credit; and how many handshakes ended accelerated since start
      * ({@code control.accelerated.total}). Taken on the control thread; empty if it does not
      * answer within ten seconds.
      */
     java.util.Map<String, Long> counts() {
         java.util.function.Supplier<java.util.Map<String, Long>> take = () -> java.util.Map.of(
                 "control.open", (long) open.size(), "control.ticking", (long) ticking.size(),
-                "control.handshakes", (long) handshakes.size(),
                 "control.flushing", (long) (flushing.size() + flushRequests.size()),
                 "control.freeing", (long) freeing.size(),
                 "control.accelerated.total", accelerated);
@@ -154,6 +151,7 @@ public final class ControlLoop implements Runnable {
     }
 
     /** Runs a task on the control thread. */
+    @Override
     public void execute(Runnable task) {
         tasks.add(task);
         selector.wakeup();
@@ -165,7 +163,7 @@ public final class ControlLoop implements Runnable {
             try {
                 takeFlushRequests();
                 long timeout = ticking.isEmpty() && flushing.isEmpty()
-                        ? (handshakes.isEmpty() && freeing.isEmpty() ? 0 : 10) : 1;
+                        ? (deadlines.isEmpty() && freeing.isEmpty() ? 0 : 10) : 1;
                 if (timeout == 0) {
                     // announce the open-ended sleep before the last look at the flush requests,
                     // so that a writer adding one after that look sees the flag and wakes us
@@ -199,7 +197,7 @@ public final class ControlLoop implements Runnable {
                 flushWaitingBytes();
                 freeReleasedMemory();
                 tick();
-                expireHandshakes();
+                expireDeadlines();
                 passes++;
             } catch (Throwable t) {
                 LOG.log(Level.ERROR, "hadroNIO control loop: unexpected error", t);
@@ -212,12 +210,8 @@ public final class ControlLoop implements Runnable {
         if (!key.isValid()) {
             return;
         }
-        if (attachment instanceof ListenerWatch listener) {
-            listener.acceptAll(key);
-        } else if (attachment instanceof Pending handshake) {
-            handshake.onReadable(key);
-        } else if (attachment instanceof RecordReader records) {
-            records.onReadable(key);
+        if (attachment instanceof Handler handler) {
+            handler.ready(key);
         }
     }
 
@@ -294,25 +288,7 @@ public final class ControlLoop implements Runnable {
         }
     }
 
-    // ---- listeners and server-side handshakes -------------------------------------------------
-
-    /**
-     * Runs the server's side of the handshake of a connection that a server channel
-     * accepted from a client that registered ({@code EXPECT}) or comes from a network
-     * configured as accelerated ({@code DETECT}), and delivers it to {@code queue} when it
-     * ends, accelerated or plain. The socket must be non-blocking.
-     */
-    public void handshake(SocketChannel child, Peers.Inbound inbound, AcceptQueue queue) {
-        execute(() -> {
-            ServerHandshake h = new ServerHandshake(queue, child, inbound);
-            try {
-                child.register(selector, SelectionKey.OP_READ, h);
-                handshakes.add(h);
-            } catch (IOException e) {
-                closeQuietly(child);
-            }
-        });
-    }
+    // ---- listeners ------------------------------------------------------------------------------
 
     /**
      * Accepts on a server channel's kernel listener for it while it may have clients that
@@ -338,7 +314,7 @@ public final class ControlLoop implements Runnable {
     }
 
     /** A server channel's listener, accepted on by this thread while handshakes are expected. */
-    private final class ListenerWatch {
+    private final class ListenerWatch implements Handler {
         final ServerSocketChannel tcp;
         final AcceptQueue queue;
         final int port;
@@ -351,7 +327,8 @@ public final class ControlLoop implements Runnable {
             this.always = always;
         }
 
-        void acceptAll(SelectionKey key) {
+        @Override
+        public void ready(SelectionKey key) {
             while (true) {
                 SocketChannel child;
                 try {
@@ -373,11 +350,10 @@ public final class ControlLoop implements Runnable {
     }
 
     /**
-     * A server channel closes: stop accepting for it and refuse its handshakes still in
-     * progress. Runs {@code then} once the kernel listener has left this thread's selector
-     * (only then does closing it really close it).
+     * A server channel closes: stop accepting for it. Runs {@code then} once the kernel
+     * listener has left this thread's selector (only then does closing it really close it).
      */
-    public void abandon(ServerSocketChannel tcp, AcceptQueue queue, Runnable then) {
+    void abandon(ServerSocketChannel tcp, Runnable then) {
         execute(() -> {
             SelectionKey key = tcp.keyFor(selector);
             if (key != null) {
@@ -388,443 +364,51 @@ public final class ControlLoop implements Runnable {
                     // ignore
                 }
             }
-            for (Pending p : new ArrayList<>(handshakes)) {
-                if (p instanceof ServerHandshake h && h.queue == queue) {
-                    h.refuse("server closed");
-                }
-            }
             then.run();
         });
     }
 
-    /** A handshake in progress on a TCP connection: it ends by itself when its deadline passes. */
-    private abstract static class Pending {
-        final SocketChannel tcp;
-        long deadline;
+    // ---- what handshakes need (Reactor) -----------------------------------------------------------
 
-        Pending(SocketChannel tcp, long deadline) {
-            this.tcp = tcp;
-            this.deadline = deadline;
-        }
-
-        /** False once its socket was closed (by the channel that was connecting, say). */
-        final boolean isOpen() {
-            return tcp.isOpen();
-        }
-
-        abstract void expire();
-
-        abstract void onReadable(SelectionKey key);
+    @Override
+    public SelectionKey register(SocketChannel socket, int ops, Handler handler) throws IOException {
+        return socket.register(selector, ops, handler);
     }
 
-    /**
-     * Reads handshake frames ({@link HandshakeMessages}) exactly:
-     * the header, then as many bytes as it announces, never more, so that whatever
-     * follows stays in the kernel for its rightful reader. Remembers every byte it took
-     * since the last frame, so that bytes that turn out not to be ours can be handed to
-     * the application.
-     */
-    private static final class FrameReader {
-        private ByteBuffer buffer = ByteBuffer.allocate(HandshakeMessages.HEADER_LENGTH);
-        boolean eof;
-
-        /**
-         * Reads what is there; the complete frame, or null while it is incomplete (or at
-         * end-of-stream: see {@link #eof}).
-         *
-         * @throws ProtocolException when the bytes are not a frame of ours
-         */
-        byte[] read(SocketChannel tcp) throws IOException {
-            while (true) {
-                int n = tcp.read(buffer);
-                if (n < 0) {
-                    eof = true;
-                    return null;
-                }
-                if (buffer.position() == HandshakeMessages.HEADER_LENGTH
-                        && buffer.capacity() == HandshakeMessages.HEADER_LENGTH) {
-                    int length = HandshakeMessages.frameLength(buffer);
-                    if (length > buffer.capacity()) {
-                        buffer = ByteBuffer.allocate(length).put(buffer.flip());
-                        continue;
-                    }
-                } else if (buffer.position() < HandshakeMessages.HEADER_LENGTH
-                        && !HandshakeMessages.mayStartFrame(buffer)) {
-                    throw new ProtocolException("not a hadroNIO handshake");
-                }
-                if (!buffer.hasRemaining()) {
-                    byte[] frame = buffer.array();
-                    buffer = ByteBuffer.allocate(HandshakeMessages.HEADER_LENGTH);
-                    return frame;
-                }
-                if (n == 0) {
-                    return null;
-                }
-            }
-        }
-
-        /** The bytes taken since the last complete frame (a copy), or null when none. */
-        ByteBuffer taken() {
-            if (buffer.position() == 0) {
-                return null;
-            }
-            return ByteBuffer.wrap(java.util.Arrays.copyOf(buffer.array(), buffer.position()));
-        }
-
-        boolean tookNothing() {
-            return buffer.position() == 0;
-        }
+    @Override
+    public void deregisterThen(SelectionKey key, Runnable then) {
+        key.cancel();
+        // the socket leaves the selector at its next selection; run() runs what waits for that after it
+        afterDeregistration.add(then);
+        selector.wakeup();
     }
 
-    private static String peer(SocketChannel tcp) {
-        try {
-            return String.valueOf(tcp.getRemoteAddress());
-        } catch (IOException e) {
-            return "?";
-        }
-    }
-
-    /**
-     * The server's side of a handshake with a client that registered (or comes from a
-     * network configured as accelerated). Until the client's hello proves to be one, the
-     * connection may still be plain: bytes that are not a hello are handed to the
-     * application with the connection, as plain TCP.
-     */
-    private final class ServerHandshake extends Pending {
-        final AcceptQueue queue;
-        final Peers.Inbound inbound;
-        final FrameReader reader = new FrameReader();
-        byte[] clientHello;
-        byte[] serverHello;
-        // from the client's hello on
-        ConnectionLifecycle life;
-        Connection connection;
-
-        ServerHandshake(AcceptQueue queue, SocketChannel tcp, Peers.Inbound inbound) {
-            super(tcp, System.nanoTime() + (inbound == Peers.Inbound.DETECT
-                    ? runtime.peers().detectNanos() : handshakeNanos()));
-            this.queue = queue;
-            this.inbound = inbound;
-        }
-
-        @Override
-        void onReadable(SelectionKey key) {
-            byte[] frame;
-            try {
-                frame = reader.read(tcp);
-            } catch (IOException e) {
-                if (clientHello == null) {
-                    plain(key, reader.taken(), e.getMessage());
-                } else {
-                    refuse(e.getMessage());
-                }
-                return;
-            }
-            if (frame == null) {
-                if (reader.eof) {
-                    if (clientHello == null) {
-                        plain(key, reader.taken(), "end-of-stream before a hello");
-                    } else {
-                        refuse("connection closed during the handshake");
-                    }
-                }
-                return;
-            }
-            try {
-                if (clientHello == null) {
-                    onClientHello(frame);
-                } else {
-                    onFinish(key, frame);
-                }
-            } catch (IOException | RuntimeException e) {
-                if (clientHello == null) {
-                    plain(key, ByteBuffer.wrap(frame), e.getMessage());
-                } else {
-                    refuse(e.getMessage());
-                }
-            }
-        }
-
-        private void onClientHello(byte[] frame) throws IOException {
-            HandshakeMessages.Hello hello = HandshakeMessages
-                    .decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
-            // a hello: from here on a failure refuses the connection (part of our answer may be
-            // out already), it no longer hands the frame to the application as data
-            clientHello = frame;
-            life = ConnectionLifecycle.accepting(ControlLoop.this, tcp);
-            connection = runtime.newConnection(life);
-            serverHello = HandshakeMessages.serverHello(runtime.peers().secret(),
-                    hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
-                    connection.group().address(), runtime.endpointProfile());
-            writeFully(tcp, ByteBuffer.wrap(serverHello));
-            // it speaks our protocol: from now on the whole handshake may take its full time
-            deadline = System.nanoTime() + handshakeNanos();
-        }
-
-        private void onFinish(SelectionKey key, byte[] frame) throws IOException {
-            byte kind = HandshakeMessages.kind(frame);
-            if (kind == HandshakeMessages.PLAIN) {
-                // the client could not verify us (another key): plain TCP for both
-                connection.release();
-                connection = null;
-                plain(key, null, "the client does not share our key");
-                return;
-            }
-            if (!HandshakeMessages.verifyFinish(runtime.peers().secret(), clientHello,
-                    serverHello, frame)) {
-                connection.release();
-                connection = null;
-                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
-                        HandshakeMessages.PLAIN)));
-                plain(key, null, "the client does not prove our key");
-                return;
-            }
-            HandshakeMessages.Hello hello = HandshakeMessages
-                    .decodeHello(clientHello, HandshakeMessages.CLIENT_HELLO);
-            if (!hello.profile().equals(runtime.endpointProfile())) {
-                // endpoints of different UCX settings fail or abort at wire-up: plain TCP
-                connection.release();
-                connection = null;
-                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
-                plain(key, null, "the client's UCX endpoint settings differ (" + hello.profile() + ")");
-                return;
-            }
-            // only now, authenticated, does the client's worker address reach UCX
-            connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
-            if (runtime.config().kernelTcp() && connection.onlyTcp()) {
-                // UCX would only use tcp: the kernel's TCP connection we have is the faster path
-                connection.release();
-                connection = null;
-                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
-                plain(key, null, "UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
-                return;
-            }
-            writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
-                    HandshakeMessages.READY)));
-            life.acceptedAccelerated(connection);
-            established(this, key, life, connection, "from");
-            queue.deliver(life);
-        }
-
-        /** Hands the connection to the application as plain TCP, with the bytes we took from it first. */
-        private void plain(SelectionKey key, ByteBuffer taken, String why) {
-            handshakes.remove(this);
-            if (LOG.isLoggable(Level.DEBUG)) {
-                LOG.log(Level.DEBUG, "hadroNIO: connection from " + peer(tcp) + " is plain TCP (" + why + ")");
-            }
-            key.cancel();
-            // the socket leaves our selector at its next selection; only then may the
-            // application make it blocking
-            afterDeregistration.add(() -> queue.deliverPlain(tcp, taken));
-            selector.wakeup();
-        }
-
-        /** Closes the connection: it began our handshake and broke it. */
-        void refuse(String why) {
-            handshakes.remove(this);
-            if (LOG.isLoggable(Level.WARNING)) {
-                LOG.log(Level.WARNING, "hadroNIO: refused connection from " + peer(tcp) + ": " + why);
-            }
-            if (connection != null) {
-                connection.release();
-                connection = null;
-            }
-            closeQuietly(tcp);
-        }
-
-        @Override
-        void expire() {
-            if (clientHello == null) {
-                SelectionKey key = tcp.keyFor(selector);
-                if (key != null) {
-                    plain(key, reader.taken(), "no hello within the deadline");
-                    return;
-                }
-            }
-            refuse("no complete handshake within " + runtime.config().handshakeMillis() + " ms");
-        }
-    }
-
-    /** A handshake ended accelerated: its TCP connection carries control records from now on. */
-    private void established(Pending h, SelectionKey key, ConnectionLifecycle life, Connection connection,
-                             String direction) {
-        handshakes.remove(h);
+    @Override
+    public void established(SelectionKey key, ConnectionLifecycle life) {
         key.attach(new RecordReader(life));
         open.add(life);
         accelerated++;
-        if (LOG.isLoggable(Level.DEBUG)) {
-            LOG.log(Level.DEBUG, "hadroNIO: connection " + direction + " " + peer(h.tcp) + " accelerated over UCX "
-                    + connection.transports());
-        }
     }
 
-    private long handshakeNanos() {
-        return TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
+    @Override
+    public void addDeadline(Deadlined d) {
+        deadlines.add(d);
     }
 
-    private void expireHandshakes() {
-        if (handshakes.isEmpty()) {
+    @Override
+    public void removeDeadline(Deadlined d) {
+        deadlines.remove(d);
+    }
+
+    private void expireDeadlines() {
+        if (deadlines.isEmpty()) {
             return;
         }
         long now = System.nanoTime();
-        for (Pending h : new ArrayList<>(handshakes)) {
-            if (now - h.deadline > 0 || !h.isOpen()) {
-                h.expire();
+        for (Deadlined d : new ArrayList<>(deadlines)) {
+            if (d.due(now)) {
+                d.expire();
             }
-        }
-    }
-
-    static void writeFully(SocketChannel tcp, ByteBuffer b) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (b.hasRemaining()) {
-            if (tcp.write(b) == 0) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IOException("control connection: peer does not read");
-                }
-                Thread.onSpinWait();
-            }
-        }
-    }
-
-    // ---- client-side handshakes --------------------------------------------------------------
-
-    /**
-     * Runs a connect to an accelerated server to its end on the control thread: finishes
-     * the TCP connect (the lifecycle's socket must be non-blocking with {@code connect}
-     * already called), speaks the handshake within the handshake timeout, and tells the
-     * lifecycle how it ended.
-     */
-    public void connectAsync(ConnectionLifecycle life) {
-        execute(() -> {
-            ClientHandshake h = new ClientHandshake(life);
-            try {
-                SelectionKey key = life.tcp.register(selector, SelectionKey.OP_CONNECT, h);
-                handshakes.add(h);
-                if (life.tcp.isConnected()) {
-                    // connected at once: no OP_CONNECT will come
-                    h.onReadable(key);
-                }
-            } catch (IOException e) {
-                closeQuietly(life.tcp);
-                life.handshakeFailed(e);
-            }
-        });
-    }
-
-    /** The connecting side of a handshake, driven by readiness. */
-    private final class ClientHandshake extends Pending {
-        final ConnectionLifecycle life;
-        final FrameReader reader = new FrameReader();
-        Connection connection;
-        byte[] clientHello;
-        byte[] serverHello;
-
-        ClientHandshake(ConnectionLifecycle life) {
-            super(life.tcp, System.nanoTime() + handshakeNanos());
-            this.life = life;
-        }
-
-        @Override
-        void onReadable(SelectionKey key) {
-            try {
-                if (connection == null) {
-                    if (!tcp.isConnected() && (!key.isConnectable() || !tcp.finishConnect())) {
-                        return;
-                    }
-                    connection = runtime.newConnection(life);
-                    clientHello = HandshakeMessages.clientHello(connection.localId,
-                            connection.rxSliceSize, connection.rxSliceCount, connection.group().address(),
-                            runtime.endpointProfile());
-                    writeFully(tcp, ByteBuffer.wrap(clientHello));
-                    key.interestOps(SelectionKey.OP_READ);
-                    return;
-                }
-                byte[] frame;
-                try {
-                    frame = reader.read(tcp);
-                } catch (ProtocolException e) {
-                    throw new ProtocolException("hadroNIO handshake: " + peer(tcp) + " does not speak hadroNIO ("
-                            + e.getMessage() + "); is it in hadronio.remote.networks by mistake?");
-                }
-                if (frame == null) {
-                    if (reader.eof) {
-                        throw new java.net.SocketException("hadroNIO handshake: " + peer(tcp)
-                                + " closed the connection during the handshake");
-                    }
-                    return;
-                }
-                if (serverHello == null) {
-                    onServerHello(key, frame);
-                } else {
-                    onReady(key, frame);
-                }
-            } catch (IOException | RuntimeException e) {
-                failClient(e instanceof IOException io ? io : new IOException(e));
-            }
-        }
-
-        private void onServerHello(SelectionKey key, byte[] frame) throws IOException {
-            HandshakeMessages.Hello hello = HandshakeMessages.decodeHello(frame, HandshakeMessages.SERVER_HELLO);
-            if (!HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello, frame)
-                    || !hello.profile().equals(runtime.endpointProfile())) {
-                writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(
-                        HandshakeMessages.PLAIN)));
-                plain(key, "the server does not prove our key, or its UCX endpoint settings differ ("
-                        + hello.profile() + ")");
-                return;
-            }
-            serverHello = frame;
-            writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.finish(
-                    runtime.peers().secret(), clientHello, serverHello)));
-        }
-
-        private void onReady(SelectionKey key, byte[] frame) throws IOException {
-            byte kind = HandshakeMessages.kind(frame);
-            if (kind == HandshakeMessages.PLAIN) {
-                plain(key, "the server chose plain TCP (it does not accept our key, or UCX would only use tcp)");
-                return;
-            }
-            if (kind != HandshakeMessages.READY) {
-                throw new ProtocolException("hadroNIO handshake: unexpected message kind " + kind);
-            }
-            HandshakeMessages.Hello hello = HandshakeMessages
-                    .decodeHello(serverHello, HandshakeMessages.SERVER_HELLO);
-            connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
-            established(this, key, life, connection, "to");
-            if (!life.handshakeAccelerated(connection)) {
-                // the channel closed (and with it the socket) while the handshake ran
-                forget(life);
-                connection.release();
-            }
-            connection = null;
-        }
-
-        private void plain(SelectionKey key, String why) {
-            handshakes.remove(this);
-            connection.release();
-            connection = null;
-            if (LOG.isLoggable(Level.DEBUG)) {
-                LOG.log(Level.DEBUG, "hadroNIO: connection to " + peer(tcp) + " is plain TCP (" + why + ")");
-            }
-            key.cancel();
-            afterDeregistration.add(life::handshakePlain);
-            selector.wakeup();
-        }
-
-        @Override
-        void expire() {
-            failClient(new java.net.SocketTimeoutException("hadroNIO handshake with " + peer(tcp) + ": no answer within "
-                    + runtime.config().handshakeMillis() + " ms"));
-        }
-
-        private void failClient(IOException cause) {
-            handshakes.remove(this);
-            if (connection != null) {
-                connection.release();
-                connection = null;
-            }
-            closeQuietly(tcp);
-            life.handshakeFailed(cause);
         }
     }
 
@@ -833,7 +417,7 @@ public final class ControlLoop implements Runnable {
      * each to its lifecycle, which checks it; end-of-stream or an error on the socket ends
      * the reading.
      */
-    private static final class RecordReader {
+    private static final class RecordReader implements Handler {
         final ConnectionLifecycle life;
         private final ByteBuffer in = ByteBuffer.allocate(ControlRecord.LENGTH);
 
@@ -841,7 +425,8 @@ public final class ControlLoop implements Runnable {
             this.life = life;
         }
 
-        void onReadable(SelectionKey key) {
+        @Override
+        public void ready(SelectionKey key) {
             try {
                 while (true) {
                     int n = life.tcp.read(in);
@@ -903,7 +488,7 @@ public final class ControlLoop implements Runnable {
     /** Sends a control record on {@code life}'s socket; a peer that does not take it is only logged. */
     void send(ConnectionLifecycle life, byte type, long value) {
         try {
-            writeFully(life.tcp, ControlRecord.encode(type, value));
+            Reactor.writeFully(life.tcp, ControlRecord.encode(type, value));
         } catch (IOException e) {
             LOG.log(Level.DEBUG, "control connection: could not send record " + type, e);
         }
@@ -936,19 +521,12 @@ public final class ControlLoop implements Runnable {
     }
 
     /** {@code life}'s socket leaves this thread's selector (before it closes). Control thread. */
-    void forget(ConnectionLifecycle life) {
+    @Override
+    public void forget(ConnectionLifecycle life) {
         open.remove(life);
         SelectionKey key = life.tcp.keyFor(selector);
         if (key != null) {
             key.cancel();
-        }
-    }
-
-    private static void closeQuietly(SocketChannel tcp) {
-        try {
-            tcp.close();
-        } catch (IOException e) {
-            // nothing to do
         }
     }
 

@@ -26,6 +26,7 @@ public final class UcxRuntime {
     private final WorkerGroup[] groups;
     private final AtomicInteger nextGroup = new AtomicInteger();
     private final ControlLoop control;
+    private final Handshakes handshakes;
     private final SelectorProvider platform;
     private final Peers peers;
     // null unless hadronio.upgrade is on
@@ -43,6 +44,7 @@ public final class UcxRuntime {
         this.platform = platform;
         this.peers = peers;
         this.control = new ControlLoop(this, platform);
+        this.handshakes = new Handshakes(this, control);
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
         this.localStreams = config.upgrade() && config.localStream()
                 ? io.hadronio.connection.LocalStreams.open(platform, config.sendBufferBytes(), peers.secret()) : null;
@@ -169,6 +171,11 @@ public final class UcxRuntime {
         return control;
     }
 
+    /** Where eager handshakes start, both sides. */
+    public Handshakes handshakes() {
+        return handshakes;
+    }
+
     /** The worker groups; a selector sleeps on all of their event fds. */
     public WorkerGroup[] groups() {
         return groups.clone();
@@ -186,7 +193,8 @@ public final class UcxRuntime {
      * requests not released and endpoints not closed (all workers), upcall targets
      * (JVM-wide), connections' native memory not freed (JVM-wide: count, bytes, and how
      * many a release had to leave to requests in flight), unclaimed rendezvous
-     * registrations, and what the control thread holds ({@link ControlLoop#counts}). With
+     * registrations, what the control thread holds ({@link ControlLoop#counts}) and the
+     * handshakes in progress on it ({@code control.handshakes}). With
      * no connection open and none closing, all but the upcall targets (the workers' own),
      * the retained memory and the cumulative {@code control.accelerated.total} are 0. Not
      * for hot paths: takes every worker's lock and asks the control thread.
@@ -215,6 +223,7 @@ public final class UcxRuntime {
         counts.put("connections.memory.hugepages.bytes", areas.mappedBytes());
         counts.put("rendezvous.expected", (long) peers.rendezvous().expectedRegistrations());
         counts.putAll(control.counts());
+        counts.put("control.handshakes", (long) handshakes.inProgress());
         return java.util.Collections.unmodifiableMap(counts);
     }
 

@@ -1,0 +1,99 @@
+package io.hadronio.transport;
+
+import io.hadronio.connection.Peers;
+import java.io.IOException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Where eager handshakes start and which are in progress: the server's for connections a
+ * server channel accepted from clients that speak first ({@link ServerHandshake}), the
+ * client's for connects to accelerated servers ({@link ClientHandshake}). Both run on the
+ * reactor's thread, so that a silent or bogus peer never holds up {@code accept()} or
+ * another connection.
+ */
+public final class Handshakes {
+    private final UcxRuntime runtime;
+    private final ControlLoop control;
+    // what the handshakes see of the control loop
+    private final Reactor reactor;
+    private final Function<SocketChannel, ConnectionLifecycle> lifecycles;
+    // server handshakes in progress (reactor thread only): a closing server channel refuses its own
+    private final List<ServerHandshake> serving = new ArrayList<>();
+    // handshakes in progress, both sides (a diagnostic: control.handshakes)
+    private volatile int inProgress;
+
+    Handshakes(UcxRuntime runtime, ControlLoop reactor) {
+        this.runtime = runtime;
+        this.control = reactor;
+        this.reactor = reactor;
+        this.lifecycles = tcp -> ConnectionLifecycle.accepting(reactor, tcp);
+    }
+
+    /**
+     * Runs the server's side of the handshake of a connection that a server channel
+     * accepted from a client that registered ({@code EXPECT}) or comes from a network
+     * configured as accelerated ({@code DETECT}), and delivers it to {@code queue} when it
+     * ends, accelerated or plain. The socket must be non-blocking. Any thread.
+     */
+    public void accept(SocketChannel child, Peers.Inbound inbound, AcceptQueue queue) {
+        reactor.execute(() -> {
+            ServerHandshake h = new ServerHandshake(runtime, reactor, queue, child, inbound, lifecycles);
+            serving.add(h);
+            inProgress++;
+            h.onEnd(() -> {
+                serving.remove(h);
+                inProgress--;
+            });
+            try {
+                h.start();
+            } catch (IOException e) {
+                h.ended();
+                try {
+                    child.close();
+                } catch (IOException ignored) {
+                    // nothing to do
+                }
+            }
+        });
+    }
+
+    /**
+     * Runs a connect to an accelerated server to its end: finishes the TCP connect
+     * ({@code life}'s socket must be non-blocking with {@code connect} already called),
+     * speaks the handshake within the handshake timeout, and tells the lifecycle how it
+     * ended. Any thread.
+     */
+    public void connect(ConnectionLifecycle life) {
+        reactor.execute(() -> {
+            ClientHandshake h = new ClientHandshake(runtime, reactor, life);
+            inProgress++;
+            h.onEnd(() -> inProgress--);
+            h.start();
+        });
+    }
+
+    /**
+     * A server channel closes: the reactor stops accepting on its listener, its handshakes
+     * still in progress are refused, and {@code then} runs once the listener has left the
+     * reactor's selector (only then does closing it really close it). Any thread.
+     */
+    public void abandon(ServerSocketChannel listener, AcceptQueue queue, Runnable then) {
+        control.abandon(listener, () -> {
+            for (ServerHandshake h : new ArrayList<>(serving)) {
+                if (h.queue == queue) {
+                    h.refuse("server closed");
+                }
+            }
+            then.run();
+        });
+    }
+
+    /** Handshakes in progress, both sides. */
+    int inProgress() {
+        return inProgress;
+    }
+}

@@ -1,0 +1,196 @@
+package io.hadronio.transport;
+
+import io.hadronio.connection.HandshakeMessages;
+import io.hadronio.connection.Peers;
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * The server's side of a handshake with a client that registered at the rendezvous
+ * ({@code EXPECT}) or comes from a network configured as accelerated ({@code DETECT}),
+ * on the reactor's thread. Until the client's hello proves to be one, the connection may
+ * still be plain: bytes that are not a hello are handed to the application with the
+ * connection, as plain TCP. It ends delivering the connection to {@code queue},
+ * accelerated or plain, or closing it (refused).
+ */
+final class ServerHandshake extends Handshake {
+    private static final Logger LOG = System.getLogger(ServerHandshake.class.getName());
+
+    private final UcxRuntime runtime;
+    final AcceptQueue queue;
+    private final Function<SocketChannel, ConnectionLifecycle> lifecycles;
+    private final HandshakeFrameReader reader = new HandshakeFrameReader();
+    private SelectionKey key;
+    private byte[] clientHello;
+    private byte[] serverHello;
+    // from the client's hello on
+    private ConnectionLifecycle life;
+    private Connection connection;
+
+    /**
+     * @param lifecycles makes the server's lifecycle of an accepted connection whose handshake runs
+     */
+    ServerHandshake(UcxRuntime runtime, Reactor reactor, AcceptQueue queue, SocketChannel tcp, Peers.Inbound inbound,
+                    Function<SocketChannel, ConnectionLifecycle> lifecycles) {
+        super(tcp, reactor, System.nanoTime() + (inbound == Peers.Inbound.DETECT
+                ? runtime.peers().detectNanos() : handshakeNanos(runtime)));
+        this.runtime = runtime;
+        this.queue = queue;
+        this.lifecycles = lifecycles;
+    }
+
+    static long handshakeNanos(UcxRuntime runtime) {
+        return TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
+    }
+
+    /** Waits for the client's hello. Reactor thread. */
+    void start() throws IOException {
+        key = reactor.register(tcp, SelectionKey.OP_READ, this);
+        reactor.addDeadline(this);
+    }
+
+    @Override
+    public void ready(SelectionKey key) {
+        byte[] frame;
+        try {
+            frame = reader.read(tcp);
+        } catch (IOException e) {
+            if (clientHello == null) {
+                plain(reader.taken(), e.getMessage());
+            } else {
+                refuse(e.getMessage());
+            }
+            return;
+        }
+        if (frame == null) {
+            if (reader.eof()) {
+                if (clientHello == null) {
+                    plain(reader.taken(), "end-of-stream before a hello");
+                } else {
+                    refuse("connection closed during the handshake");
+                }
+            }
+            return;
+        }
+        try {
+            if (clientHello == null) {
+                onClientHello(frame);
+            } else {
+                onFinish(frame);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (clientHello == null) {
+                plain(ByteBuffer.wrap(frame), e.getMessage());
+            } else {
+                refuse(e.getMessage());
+            }
+        }
+    }
+
+    private void onClientHello(byte[] frame) throws IOException {
+        HandshakeMessages.Hello hello = HandshakeMessages
+                .decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
+        // a hello: from here on a failure refuses the connection (part of our answer may be
+        // out already), it no longer hands the frame to the application as data
+        clientHello = frame;
+        life = lifecycles.apply(tcp);
+        connection = runtime.newConnection(life);
+        serverHello = HandshakeMessages.serverHello(runtime.peers().secret(),
+                hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
+                connection.group().address(), runtime.endpointProfile());
+        Reactor.writeFully(tcp, ByteBuffer.wrap(serverHello));
+        // it speaks our protocol: from now on the whole handshake may take its full time
+        deadline = System.nanoTime() + handshakeNanos(runtime);
+    }
+
+    private void onFinish(byte[] frame) throws IOException {
+        byte kind = HandshakeMessages.kind(frame);
+        if (kind == HandshakeMessages.PLAIN) {
+            // the client could not verify us (another key): plain TCP for both
+            release();
+            plain(null, "the client does not share our key");
+            return;
+        }
+        if (!HandshakeMessages.verifyFinish(runtime.peers().secret(), clientHello,
+                serverHello, frame)) {
+            release();
+            Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
+            plain(null, "the client does not prove our key");
+            return;
+        }
+        HandshakeMessages.Hello hello = HandshakeMessages
+                .decodeHello(clientHello, HandshakeMessages.CLIENT_HELLO);
+        if (!hello.profile().equals(runtime.endpointProfile())) {
+            // endpoints of different UCX settings fail or abort at wire-up: plain TCP
+            release();
+            Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
+            plain(null, "the client's UCX endpoint settings differ (" + hello.profile() + ")");
+            return;
+        }
+        // only now, authenticated, does the client's worker address reach UCX
+        connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
+        if (runtime.config().kernelTcp() && connection.onlyTcp()) {
+            // UCX would only use tcp: the kernel's TCP connection we have is the faster path
+            release();
+            Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
+            plain(null, "UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
+            return;
+        }
+        Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.READY)));
+        life.acceptedAccelerated(connection);
+        ended();
+        reactor.established(key, life);
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "hadroNIO: connection from " + peer(tcp) + " accelerated over UCX "
+                    + connection.transports());
+        }
+        queue.deliver(life);
+    }
+
+    private void release() {
+        if (connection != null) {
+            connection.release();
+            connection = null;
+        }
+    }
+
+    /** Hands the connection to the application as plain TCP, with the bytes we took from it first. */
+    private void plain(ByteBuffer taken, String why) {
+        ended();
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, "hadroNIO: connection from " + peer(tcp) + " is plain TCP (" + why + ")");
+        }
+        // the socket leaves the reactor's selector at its next selection; only then may the
+        // application make it blocking
+        reactor.deregisterThen(key, () -> queue.deliverPlain(tcp, taken));
+    }
+
+    /** Closes the connection: it began our handshake and broke it (or its server closed). */
+    void refuse(String why) {
+        ended();
+        if (LOG.isLoggable(Level.WARNING)) {
+            LOG.log(Level.WARNING, "hadroNIO: refused connection from " + peer(tcp) + ": " + why);
+        }
+        release();
+        try {
+            tcp.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+    }
+
+    @Override
+    public void expire() {
+        if (clientHello == null && tcp.isOpen()) {
+            plain(reader.taken(), "no hello within the deadline");
+            return;
+        }
+        refuse("no complete handshake within " + runtime.config().handshakeMillis() + " ms");
+    }
+}
