@@ -24,6 +24,7 @@ final class ClientHandshake extends Handshake {
     private Connection connection;
     private byte[] clientHello;
     private byte[] serverHello;
+    private HandshakeMessages.ServerHello server;
 
     ClientHandshake(UcxRuntime runtime, Reactor reactor, ConnectionLifecycle life) {
         super(life.tcp(), reactor, System.nanoTime() + ServerHandshake.handshakeNanos(runtime));
@@ -85,7 +86,7 @@ final class ClientHandshake extends Handshake {
     }
 
     private void onServerHello(SelectionKey key, byte[] frame) throws IOException {
-        HandshakeMessages.Hello hello = HandshakeMessages.decodeHello(frame, HandshakeMessages.SERVER_HELLO);
+        HandshakeMessages.ServerHello hello = HandshakeMessages.decodeServerHello(frame);
         if (!HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello, frame)
                 || !hello.profile().equals(runtime.endpointProfile())) {
             Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
@@ -94,6 +95,7 @@ final class ClientHandshake extends Handshake {
             return;
         }
         serverHello = frame;
+        server = hello;
         Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.finish(
                 runtime.peers().secret(), clientHello, serverHello)));
     }
@@ -107,9 +109,13 @@ final class ClientHandshake extends Handshake {
         if (kind != HandshakeMessages.READY) {
             throw new ProtocolException("hadroNIO handshake: unexpected message kind " + kind);
         }
-        HandshakeMessages.Hello hello = HandshakeMessages
-                .decodeHello(serverHello, HandshakeMessages.SERVER_HELLO);
-        connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
+        HandshakeMessages.Ready ready = HandshakeMessages.decodeReady(frame);
+        if (!HandshakeMessages.verifyReady(runtime.peers().secret(), clientHello, serverHello, frame)) {
+            // the server proved the key in its hello: a READY that does not is forged or broken,
+            // and the server takes the connection for accelerated, so it cannot go plain either
+            throw new ProtocolException("hadroNIO handshake: " + peer(tcp) + "'s READY does not prove our key");
+        }
+        connection.connect(ready.connectionId(), ready.sliceSize(), ready.sliceCount(), server.workerAddress());
         ended();
         reactor.established(key, life);
         if (LOG.isLoggable(Level.DEBUG)) {

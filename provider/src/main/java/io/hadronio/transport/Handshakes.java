@@ -52,13 +52,17 @@ public final class Handshakes {
                 h.start();
             } catch (IOException e) {
                 h.ended();
-                try {
-                    child.close();
-                } catch (IOException ignored) {
-                    // nothing to do
-                }
+                closeQuietly(child);
             }
         });
+    }
+
+    private static void closeQuietly(SocketChannel tcp) {
+        try {
+            tcp.close();
+        } catch (IOException ignored) {
+            // nothing to do
+        }
     }
 
     /**

@@ -18,6 +18,13 @@ import java.util.function.Function;
  * still be plain: bytes that are not a hello are handed to the application with the
  * connection, as plain TCP. It ends delivering the connection to {@code queue},
  * accelerated or plain, or closing it (refused).
+ *
+ * <p>Nothing for a stranger before proof: a hello, however well-formed, gets an answer
+ * made of what all connections share (the worker's address, the endpoint profile, a MAC)
+ * and costs the server nothing beyond the socket it already has and the two hellos'
+ * bytes. The connection's lifecycle, its UCX half (receive area, tag id) and its endpoint
+ * are made only once the client's FINISH has proven the key; READY then tells the
+ * client the connection's own fields.
  */
 final class ServerHandshake extends Handshake {
     private static final Logger LOG = System.getLogger(ServerHandshake.class.getName());
@@ -29,12 +36,14 @@ final class ServerHandshake extends Handshake {
     private SelectionKey key;
     private byte[] clientHello;
     private byte[] serverHello;
-    // from the client's hello on
+    // the shared worker the connection will be on, named in our hello (nothing is made on it yet)
+    private WorkerGroup group;
+    // once the client's FINISH proved the key
     private ConnectionLifecycle life;
     private Connection connection;
 
     /**
-     * @param lifecycles makes the server's lifecycle of an accepted connection whose handshake runs
+     * @param lifecycles makes the server's lifecycle of a connection whose client proved the key
      */
     ServerHandshake(UcxRuntime runtime, Reactor reactor, AcceptQueue queue, SocketChannel tcp, Peers.Inbound inbound,
                     Function<SocketChannel, ConnectionLifecycle> lifecycles) {
@@ -94,16 +103,15 @@ final class ServerHandshake extends Handshake {
     }
 
     private void onClientHello(byte[] frame) throws IOException {
-        HandshakeMessages.Hello hello = HandshakeMessages
-                .decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
+        HandshakeMessages.decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
         // a hello: from here on a failure refuses the connection (part of our answer may be
         // out already), it no longer hands the frame to the application as data
         clientHello = frame;
-        life = lifecycles.apply(tcp);
-        connection = runtime.newConnection(life);
-        serverHello = HandshakeMessages.serverHello(runtime.peers().secret(),
-                hello.frame(), connection.localId, connection.rxSliceSize, connection.rxSliceCount,
-                connection.group().address(), runtime.endpointProfile());
+        // the worker is chosen now because our hello names it; the connection on it is made
+        // only for a client that proves the key
+        group = runtime.nextGroup();
+        serverHello = HandshakeMessages.serverHello(runtime.peers().secret(), clientHello, group.address(),
+                runtime.endpointProfile());
         Reactor.writeFully(tcp, ByteBuffer.wrap(serverHello));
         // it speaks our protocol: from now on the whole handshake may take its full time
         deadline = System.nanoTime() + handshakeNanos(runtime);
@@ -113,13 +121,11 @@ final class ServerHandshake extends Handshake {
         byte kind = HandshakeMessages.kind(frame);
         if (kind == HandshakeMessages.PLAIN) {
             // the client could not verify us (another key): plain TCP for both
-            release();
             plain(null, "the client does not share our key");
             return;
         }
         if (!HandshakeMessages.verifyFinish(runtime.peers().secret(), clientHello,
                 serverHello, frame)) {
-            release();
             Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
             plain(null, "the client does not prove our key");
             return;
@@ -128,12 +134,14 @@ final class ServerHandshake extends Handshake {
                 .decodeHello(clientHello, HandshakeMessages.CLIENT_HELLO);
         if (!hello.profile().equals(runtime.endpointProfile())) {
             // endpoints of different UCX settings fail or abort at wire-up: plain TCP
-            release();
             Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
             plain(null, "the client's UCX endpoint settings differ (" + hello.profile() + ")");
             return;
         }
-        // only now, authenticated, does the client's worker address reach UCX
+        // proven: only now does the connection get a lifecycle and a UCX half, and only now
+        // does the client's worker address reach UCX
+        life = lifecycles.apply(tcp);
+        connection = runtime.newConnection(life, group);
         connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
         if (runtime.config().kernelTcp() && connection.onlyTcp()) {
             // UCX would only use tcp: the kernel's TCP connection we have is the faster path
@@ -142,7 +150,8 @@ final class ServerHandshake extends Handshake {
             plain(null, "UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
             return;
         }
-        Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.READY)));
+        Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.ready(runtime.peers().secret(), clientHello,
+                serverHello, connection.localId, connection.rxSliceSize, connection.rxSliceCount)));
         life.acceptedAccelerated(connection);
         ended();
         reactor.established(key, life);

@@ -25,6 +25,8 @@ public final class UcxRuntime {
     private final UcxContext context;
     private final WorkerGroup[] groups;
     private final AtomicInteger nextGroup = new AtomicInteger();
+    // connection halves made since start, whoever asked (handshakes, upgrades): see connectionsMade
+    private final java.util.concurrent.atomic.AtomicLong connectionsMade = new java.util.concurrent.atomic.AtomicLong();
     private final ControlLoop control;
     private final Handshakes handshakes;
     private final SelectorProvider platform;
@@ -229,8 +231,23 @@ public final class UcxRuntime {
 
     /** A new connection half on the next worker group (round robin), receives posted. */
     Connection newConnection(ConnectionLifecycle life) throws UcxException {
-        WorkerGroup group = groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
+        return newConnection(life, nextGroup());
+    }
+
+    /** The worker group the next connection goes to (round robin); nothing is made on it. */
+    WorkerGroup nextGroup() {
+        return groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
+    }
+
+    /** A new connection half on {@code group}, receives posted: its receive area, its tag id. */
+    Connection newConnection(ConnectionLifecycle life, WorkerGroup group) throws UcxException {
+        connectionsMade.incrementAndGet();
         return new Connection(life, group, control, areas, config.sliceSize(), config.sliceCount(),
                 config.sendBufferBytes());
+    }
+
+    /** Connection halves this runtime made since it started (a seam for tests: what a handshake allocated). */
+    long connectionsMade() {
+        return connectionsMade.get();
     }
 }

@@ -67,7 +67,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class HandshakeFuzzer {
     static final int MAGIC = 0x484E494F;
-    static final byte VERSION = 2;
+    static final byte VERSION = 3;
     static final byte CLIENT_HELLO = 1;
     static final byte SERVER_HELLO = 2;
     static final byte FINISH = 3;
@@ -77,6 +77,10 @@ public final class HandshakeFuzzer {
     static final int NONCE = 16;
     static final int MAC = 32;
     static final int HELLO_FIXED = NONCE + 4 + 4 + 4 + 2 + 1;
+    // version 3: the server's hello has no connection of its own (nonce, address, profile, MAC)
+    static final int SERVER_HELLO_FIXED = NONCE + 2 + 1;
+    // and READY brings it: id, slice size, slice count, MAC
+    static final int READY_BODY = 4 + 4 + 4 + MAC;
     static final int MAX_ADDRESS = 16 * 1024;
     static final int MAX_PROFILE = 64;
     static final byte[] PLAIN_FRAME = {'H', 'N', 'I', 'O', VERSION, PLAIN, 0, 0};
@@ -171,12 +175,13 @@ public final class HandshakeFuzzer {
             return -1;
         }
         int body = u16(b, off + 6);
-        int hello = HELLO_FIXED + MAX_ADDRESS + MAX_PROFILE;
         boolean fits = switch (b[off + 5]) {
-            case CLIENT_HELLO -> body >= HELLO_FIXED + 1 && body <= hello;
-            case SERVER_HELLO -> body >= HELLO_FIXED + 1 + MAC && body <= hello + MAC;
+            case CLIENT_HELLO -> body >= HELLO_FIXED + 1 && body <= HELLO_FIXED + MAX_ADDRESS + MAX_PROFILE;
+            case SERVER_HELLO -> body >= SERVER_HELLO_FIXED + 1 + MAC
+                    && body <= SERVER_HELLO_FIXED + MAX_ADDRESS + MAX_PROFILE + MAC;
             case FINISH -> body == MAC;
-            case READY, PLAIN -> body == 0;
+            case READY -> body == READY_BODY;
+            case PLAIN -> body == 0;
             default -> false;
         };
         if (!fits) {
@@ -185,13 +190,12 @@ public final class HandshakeFuzzer {
         return n < HEADER + body ? 0 : HEADER + body;
     }
 
-    /** True when {@code b[off..off+length)} is a hello of {@code kind} whose every field is in bounds. */
+    /** True when {@code b[off..off+length)} is a client's hello whose every field is in bounds. */
     static boolean validHello(byte[] b, int off, int length, byte kind) {
-        if (length < HEADER + HELLO_FIXED || b[off + 5] != kind) {
+        if (kind != CLIENT_HELLO || length < HEADER + HELLO_FIXED || b[off + 5] != CLIENT_HELLO) {
             return false;
         }
         int body = length - HEADER;
-        int mac = kind == SERVER_HELLO ? MAC : 0;
         int p = off + HEADER + NONCE + 4;
         int sliceSize = i32(b, p);
         int sliceCount = i32(b, p + 4);
@@ -199,11 +203,29 @@ public final class HandshakeFuzzer {
         if (sliceSize < 1024 || sliceSize > 16 * 1024 * 1024 || sliceCount < 2 || sliceCount > 1024) {
             return false;
         }
-        if (address < 1 || address > MAX_ADDRESS || address > body - HELLO_FIXED - mac) {
+        if (address < 1 || address > MAX_ADDRESS || address > body - HELLO_FIXED) {
             return false;
         }
         int profile = b[p + 10 + address] & 0xff;
-        return profile <= MAX_PROFILE && profile == body - HELLO_FIXED - mac - address;
+        return profile <= MAX_PROFILE && profile == body - HELLO_FIXED - address;
+    }
+
+    /**
+     * True when {@code b[off..off+length)} is a server's hello whose every field is in
+     * bounds: nonce, worker address, profile, MAC, and nothing of the connection's own.
+     */
+    static boolean validServerHello(byte[] b, int off, int length) {
+        if (length < HEADER + SERVER_HELLO_FIXED + MAC || b[off + 5] != SERVER_HELLO) {
+            return false;
+        }
+        int body = length - HEADER;
+        int p = off + HEADER + NONCE;
+        int address = u16(b, p);
+        if (address < 1 || address > MAX_ADDRESS || address > body - SERVER_HELLO_FIXED - MAC) {
+            return false;
+        }
+        int profile = b[p + 2 + address] & 0xff;
+        return profile <= MAX_PROFILE && profile == body - SERVER_HELLO_FIXED - MAC - address;
     }
 
     enum Outcome {
@@ -252,7 +274,7 @@ public final class HandshakeFuzzer {
             return null;
         }
         int hello = frameAt(b, 0);
-        if (hello <= 0 || !validHello(b, 0, hello, SERVER_HELLO)) {
+        if (hello <= 0 || !validServerHello(b, 0, hello)) {
             if (e.outcome == Outcome.REFUSED && r.reset && hello == 0) {
                 // the reset of the refusal overtook the rest of the server's hello
                 stats.count("refused (hello cut short by the reset)");
@@ -380,13 +402,29 @@ public final class HandshakeFuzzer {
         return h;
     }
 
+    /** A server's hello (version 3: no connection id or slices), well-formed, with the MAC given. */
+    static byte[] serverHello(byte[] nonce, byte[] address, byte[] profile, byte[] mac) {
+        int body = SERVER_HELLO_FIXED + address.length + profile.length + mac.length;
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(HEADER + body);
+        b.put(header(SERVER_HELLO, body)).put(nonce).putShort((short) address.length).put(address)
+                .put((byte) profile.length).put(profile).put(mac);
+        return b.array();
+    }
+
+    /** A READY, well-formed (fields in bounds), whose MAC is whatever {@code r} makes. */
+    static byte[] ready(Random r) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(HEADER + READY_BODY);
+        b.put(header(READY, READY_BODY)).putInt(r.nextInt()).putInt(64 * 1024).putInt(8).put(bytes(r, MAC));
+        return b.array();
+    }
+
     /** A complete frame of another kind than CLIENT_HELLO, well-formed. */
     static byte[] otherFrame(Random r) {
         return switch (r.nextInt(4)) {
-            case 0 -> hello(SERVER_HELLO, bytes(r, NONCE), r.nextInt(), 64 * 1024, 8, bytes(r, 1 + r.nextInt(200)),
+            case 0 -> serverHello(bytes(r, NONCE), bytes(r, 1 + r.nextInt(200)),
                     "peer+tcp".getBytes(StandardCharsets.US_ASCII), bytes(r, MAC));
             case 1 -> concat(header(FINISH, MAC), bytes(r, MAC));
-            case 2 -> header(READY, 0);
+            case 2 -> ready(r);
             default -> header(PLAIN, 0);
         };
     }
@@ -396,7 +434,7 @@ public final class HandshakeFuzzer {
         return switch (r.nextInt(16)) {
             case 0, 1, 2 -> concat(header(FINISH, MAC), bytes(r, MAC));               // FINISH, MAC unproven
             case 3 -> header(PLAIN, 0);
-            case 4 -> header(READY, 0);
+            case 4 -> r.nextBoolean() ? ready(r) : header(READY, 0);                 // READY, or one cut to nothing
             case 5 -> validClientHello(r);                                             // a second hello
             case 6 -> otherFrame(r);
             case 7 -> concat(header(FINISH, r.nextInt(65536)), bytes(r, MAC));        // lying length
@@ -440,11 +478,19 @@ public final class HandshakeFuzzer {
             if (frameAt(theirs, 0) != theirs.length || !validHello(theirs, 0, theirs.length, CLIENT_HELLO)) {
                 throw new AssertionError("the product's hello is not valid by our oracle: " + hex(theirs, 64));
             }
-            byte[] s = HandshakeMessages.serverHello(Secret.of(bytes(r, 32)), theirs, 1, 64 * 1024, 8,
-                    bytes(r, 1 + r.nextInt(300)), "peer+tcp");
-            if (frameAt(s, 0) != s.length || !validHello(s, 0, s.length, SERVER_HELLO)) {
+            Secret someKey = Secret.of(bytes(r, 32));
+            byte[] s = HandshakeMessages.serverHello(someKey, theirs, bytes(r, 1 + r.nextInt(300)), "peer+tcp");
+            if (frameAt(s, 0) != s.length || !validServerHello(s, 0, s.length)) {
                 throw new AssertionError("the product's server hello is not valid by our oracle: " + hex(s, 64));
             }
+            byte[] ready = HandshakeMessages.ready(someKey, theirs, s, r.nextInt(), 64 * 1024, 8);
+            if (frameAt(ready, 0) != ready.length || ready[5] != READY) {
+                throw new AssertionError("the product's READY is not valid by our oracle: " + hex(ready, 64));
+            }
+            byte[] ourServerHello = serverHello(bytes(r, NONCE), bytes(r, 1 + r.nextInt(300)),
+                    "peer+tcp".getBytes(StandardCharsets.US_ASCII), bytes(r, MAC));
+            HandshakeMessages.decodeServerHello(ourServerHello);
+            HandshakeMessages.decodeReady(ready(r));
             byte[] bad = helloWithFieldOutOfBounds(r);
             if (frameAt(bad, 0) == bad.length && validHello(bad, 0, bad.length, CLIENT_HELLO)) {
                 throw new AssertionError("a hello with a field out of bounds is valid by our oracle: " + hex(bad, 64));
@@ -475,8 +521,8 @@ public final class HandshakeFuzzer {
                 int serverHello = frameAt(s, 0);
                 int ready = serverHello > 0 ? frameAt(s, serverHello) : -1;
                 if (hello <= 0 || !validHello(c, 0, hello, CLIENT_HELLO) || finish != HEADER + MAC
-                        || c[hello + 5] != FINISH || serverHello <= 0 || !validHello(s, 0, serverHello, SERVER_HELLO)
-                        || ready != HEADER || s[serverHello + 5] != READY) {
+                        || c[hello + 5] != FINISH || serverHello <= 0 || !validServerHello(s, 0, serverHello)
+                        || ready != HEADER + READY_BODY || s[serverHello + 5] != READY) {
                     say("CAPTURE-FAIL client sent " + hex(c, 400) + "; server sent " + hex(s, 400));
                     return;
                 }
@@ -808,11 +854,18 @@ public final class HandshakeFuzzer {
         return s;
     }
 
-    /** The UCX endpoint profile in a valid hello. */
+    /** The UCX endpoint profile in a valid client hello. */
     static String profile(byte[] hello) {
         int address = u16(hello, HEADER + NONCE + 12);
         int at = HEADER + HELLO_FIXED - 1 + address;
         return new String(hello, at + 1, hello[at] & 0xff, StandardCharsets.US_ASCII);
+    }
+
+    /** The UCX endpoint profile in a valid server hello. */
+    static String profileOfServerHello(byte[] serverHello) {
+        int address = u16(serverHello, HEADER + NONCE);
+        int at = HEADER + SERVER_HELLO_FIXED - 1 + address;
+        return new String(serverHello, at + 1, serverHello[at] & 0xff, StandardCharsets.US_ASCII);
     }
 
     /** A valid hello whose profile is surely not the server's. */
@@ -844,7 +897,7 @@ public final class HandshakeFuzzer {
             byte[] probe = validClientHello(new Random(seed));
             s.getOutputStream().write(probe);
             byte[] serverHello = readServerHello(s.getInputStream());
-            serverProfile = profile(serverHello);
+            serverProfile = profileOfServerHello(serverHello);
         }
         byte[] hello = otherProfileHello(new Random(seed + 1));
         try (Socket s = connect()) {
@@ -922,7 +975,7 @@ public final class HandshakeFuzzer {
         }
         byte[] body = in.readNBytes(u16(header, 6));
         byte[] frame = concat(header, body);
-        if (frameAt(frame, 0) != frame.length || !validHello(frame, 0, frame.length, SERVER_HELLO)) {
+        if (frameAt(frame, 0) != frame.length || !validServerHello(frame, 0, frame.length)) {
             throw new EOFException("malformed SERVER_HELLO " + hex(frame, 100));
         }
         return frame;
