@@ -1,7 +1,10 @@
 package io.hadronio.transport;
 
+import io.hadronio.connection.LocalRendezvous;
 import io.hadronio.connection.Peers;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
@@ -23,6 +26,8 @@ public final class Handshakes {
     private final Function<SocketChannel, ConnectionLifecycle> lifecycles;
     // server handshakes in progress (reactor thread only): a closing server channel refuses its own
     private final List<ServerHandshake> serving = new ArrayList<>();
+    // hellos from remote hosts (DETECT) that wait for their proof, bounded per address (reactor thread)
+    private final PendingHellos<ServerHandshake> unproven = new PendingHellos<>(PendingHellos.MAX_PER_ADDRESS);
     // handshakes in progress, both sides (a diagnostic: control.handshakes)
     private volatile int inProgress;
 
@@ -41,11 +46,23 @@ public final class Handshakes {
      */
     public void accept(SocketChannel child, Peers.Inbound inbound, AcceptQueue queue) {
         reactor.execute(() -> {
-            ServerHandshake h = new ServerHandshake(runtime, reactor, queue, child, inbound, lifecycles);
+            InetAddress remote;
+            try {
+                remote = LocalRendezvous.normalized(((InetSocketAddress) child.getRemoteAddress()).getAddress());
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(child);
+                return;
+            }
+            // a registered local client proved the key at the rendezvous already (and is one
+            // process's port): only hosts that have proven nothing are bounded
+            java.util.function.Predicate<ServerHandshake> admit = inbound == Peers.Inbound.DETECT
+                    ? this::admit : h -> true;
+            ServerHandshake h = new ServerHandshake(runtime, reactor, queue, child, remote, inbound, lifecycles, admit);
             serving.add(h);
             inProgress++;
             h.onEnd(() -> {
                 serving.remove(h);
+                unproven.release(h.remote, h);
                 inProgress--;
             });
             try {
@@ -55,6 +72,22 @@ public final class Handshakes {
                 closeQuietly(child);
             }
         });
+    }
+
+    /**
+     * Whether a remote host's hello may wait for its proof: not while
+     * {@link PendingHellos#MAX_PER_ADDRESS} others from its address do. Before it says no,
+     * the others take what their clients sent by now (a FINISH or an end may sit unread
+     * behind this hello in the same selection), so that only hellos really waiting count.
+     */
+    private boolean admit(ServerHandshake h) {
+        if (unproven.admit(h.remote, h)) {
+            return true;
+        }
+        for (ServerHandshake other : unproven.from(h.remote)) {
+            other.readArrived();
+        }
+        return unproven.admit(h.remote, h);
     }
 
     private static void closeQuietly(SocketChannel tcp) {
@@ -99,5 +132,10 @@ public final class Handshakes {
     /** Handshakes in progress, both sides. */
     int inProgress() {
         return inProgress;
+    }
+
+    /** Hellos from remote hosts that wait for their proof (reactor thread; a seam for tests). */
+    PendingHellos<ServerHandshake> unproven() {
+        return unproven;
     }
 }

@@ -10,6 +10,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The server's side of a handshake with a client that registered at the rendezvous
@@ -24,14 +25,17 @@ import java.util.function.Function;
  * and costs the server nothing beyond the socket it already has and the two hellos'
  * bytes. The connection's lifecycle, its UCX half (receive area, tag id) and its endpoint
  * are made only once the client's FINISH has proven the key; READY then tells the
- * client the connection's own fields.
+ * client the connection's own fields. How many hellos one host may have waiting for
+ * their proof is bounded by whoever admits them ({@code admit}).
  */
 final class ServerHandshake extends Handshake {
     private static final Logger LOG = System.getLogger(ServerHandshake.class.getName());
 
     private final UcxRuntime runtime;
     final AcceptQueue queue;
+    final java.net.InetAddress remote;
     private final Function<SocketChannel, ConnectionLifecycle> lifecycles;
+    private final Predicate<ServerHandshake> admit;
     private final HandshakeFrameReader reader = new HandshakeFrameReader();
     private SelectionKey key;
     private byte[] clientHello;
@@ -43,15 +47,20 @@ final class ServerHandshake extends Handshake {
     private Connection connection;
 
     /**
+     * @param remote     the client's address
      * @param lifecycles makes the server's lifecycle of a connection whose client proved the key
+     * @param admit      whether a hello from this client may wait for its proof now (false: refused)
      */
-    ServerHandshake(UcxRuntime runtime, Reactor reactor, AcceptQueue queue, SocketChannel tcp, Peers.Inbound inbound,
-                    Function<SocketChannel, ConnectionLifecycle> lifecycles) {
+    ServerHandshake(UcxRuntime runtime, Reactor reactor, AcceptQueue queue, SocketChannel tcp,
+                    java.net.InetAddress remote, Peers.Inbound inbound,
+                    Function<SocketChannel, ConnectionLifecycle> lifecycles, Predicate<ServerHandshake> admit) {
         super(tcp, reactor, System.nanoTime() + (inbound == Peers.Inbound.DETECT
                 ? runtime.peers().detectNanos() : handshakeNanos(runtime)));
         this.runtime = runtime;
         this.queue = queue;
+        this.remote = remote;
         this.lifecycles = lifecycles;
+        this.admit = admit;
     }
 
     static long handshakeNanos(UcxRuntime runtime) {
@@ -107,6 +116,11 @@ final class ServerHandshake extends Handshake {
         // a hello: from here on a failure refuses the connection (part of our answer may be
         // out already), it no longer hands the frame to the application as data
         clientHello = frame;
+        if (!admit.test(this)) {
+            refuse("more than " + PendingHellos.MAX_PER_ADDRESS + " handshakes from " + remote.getHostAddress()
+                    + " wait for their proof");
+            return;
+        }
         // the worker is chosen now because our hello names it; the connection on it is made
         // only for a client that proves the key
         group = runtime.nextGroup();
@@ -115,6 +129,17 @@ final class ServerHandshake extends Handshake {
         Reactor.writeFully(tcp, ByteBuffer.wrap(serverHello));
         // it speaks our protocol: from now on the whole handshake may take its full time
         deadline = System.nanoTime() + handshakeNanos(runtime);
+    }
+
+    /**
+     * Takes what the client has sent by now (its FINISH, or its end), as if its socket had
+     * been selected: lets the hello's admission see which hellos from one host still wait
+     * for their proof when their proofs sit unread behind it in the same selection.
+     */
+    void readArrived() {
+        if (key != null && key.isValid()) {
+            ready(key);
+        }
     }
 
     private void onFinish(byte[] frame) throws IOException {

@@ -27,8 +27,10 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,7 +40,8 @@ import org.junit.jupiter.api.Timeout;
  * The server's side of the eager handshake against a raw client that says exactly what a
  * test wants, on a runtime of its own (so that what it counts is this test's): a hello,
  * however well-formed, costs the server no connection half (receive area, tag id), no
- * lifecycle and no endpoint until the client's FINISH proves the key; and a frame of
+ * lifecycle and no endpoint until the client's FINISH proves the key; hellos that wait
+ * for their proof are bounded per remote address, plain bytes never are; and a frame of
  * another protocol version is plain TCP, bytes intact. The handshakes are started as the
  * server channel starts them ({@link Handshakes#accept}), with the inbound kind a test
  * names: on one host {@code DETECT} (a host of {@code hadronio.remote.networks}) cannot
@@ -154,6 +157,13 @@ class ServerHandshakeTest {
         return frame.toByteArray();
     }
 
+    /** Runs {@code s} on the control thread, where the handshakes' state lives. */
+    private static <T> T onControl(Supplier<T> s) throws Exception {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        server.control().execute(() -> f.complete(s.get()));
+        return f.get(10, TimeUnit.SECONDS);
+    }
+
     private static long endpoints() {
         return server.resources().get("ucx.endpoints");
     }
@@ -165,6 +175,8 @@ class ServerHandshakeTest {
             Thread.sleep(5);
         }
         assertEquals(0, server.handshakes().inProgress(), "handshakes still in progress");
+        assertEquals(0, (int) onControl(() -> server.handshakes().unproven().size()));
+        assertEquals(0, (int) onControl(() -> server.handshakes().unproven().addresses()));
     }
 
     @Test
@@ -194,6 +206,8 @@ class ServerHandshakeTest {
         }
         assertEquals(made, server.connectionsMade(), "a hello without its proof made a connection half");
         assertEquals(endpoints, endpoints(), "a hello without its proof made an endpoint");
+        assertEquals(3, (int) onControl(() -> server.handshakes().unproven().size()),
+                "the hellos from a remote host (DETECT) wait for their proof; a registered client's is not counted");
         assertEquals(4, server.handshakes().inProgress());
 
         // a FINISH made with another key: PLAIN, then plain TCP with the bytes after it
@@ -265,6 +279,62 @@ class ServerHandshakeTest {
         }
         assertEquals(made, server.connectionsMade(), "a proven client of another UCX profile made a connection half");
         allEnded();
+    }
+
+    @Test
+    void shouldRefuseAHelloOverTheBoundOfItsAddressButNeverPlainBytes() throws Exception {
+        Deliveries d = new Deliveries();
+        List<Socket> waiting = new ArrayList<>();
+        List<byte[]> hellos = new ArrayList<>();
+        for (int i = 0; i < PendingHellos.MAX_PER_ADDRESS; i++) {
+            Socket c = client(Peers.Inbound.DETECT, d);
+            byte[] h = hello(randomAddress(100 + i));
+            c.getOutputStream().write(h);
+            assertNotNull(readFrame(c.getInputStream()), "hello " + i + " within the bound is answered");
+            waiting.add(c);
+            hellos.add(h);
+        }
+        assertEquals(PendingHellos.MAX_PER_ADDRESS, (int) onControl(() -> server.handshakes().unproven().size()));
+
+        // one more from the same address: closed at once, without an answer
+        try (Socket over = client(Peers.Inbound.DETECT, d)) {
+            over.getOutputStream().write(hello(randomAddress(200)));
+            assertNull(readFrame(over.getInputStream()), "a hello over the bound is refused at once");
+        }
+        assertEquals(PendingHellos.MAX_PER_ADDRESS, (int) onControl(() -> server.handshakes().unproven().size()));
+
+        // plain bytes from the same address meanwhile, many connections (a load balancer): all served, intact
+        for (int i = 0; i < 3 * PendingHellos.MAX_PER_ADDRESS; i++) {
+            try (Socket plain = client(Peers.Inbound.DETECT, d)) {
+                byte[] request = ("GET /" + i + " HTTP/1.0\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+                plain.getOutputStream().write(request);
+                assertArrayEquals(request, d.plainBytes(request.length), "plain client " + i);
+            }
+        }
+        // a registered local client is not bounded: it proved the key at the rendezvous
+        try (Socket registered = client(Peers.Inbound.EXPECT, d)) {
+            registered.getOutputStream().write(hello(randomAddress(300)));
+            assertNotNull(readFrame(registered.getInputStream()), "a registered client's hello is answered");
+        }
+
+        // one waiting hello ends (its client says PLAIN): room for the next hello at once
+        waiting.get(0).getOutputStream().write(HandshakeMessages.signal(HandshakeMessages.PLAIN));
+        d.plainBytes(0);
+        try (Socket next = client(Peers.Inbound.DETECT, d)) {
+            next.getOutputStream().write(hello(randomAddress(400)));
+            assertNotNull(readFrame(next.getInputStream()), "a hello is answered once another stopped waiting");
+            // one whose client is gone makes room too, even if its end was not read yet when the next hello came
+            waiting.get(1).close();
+            try (Socket after = client(Peers.Inbound.DETECT, d)) {
+                after.getOutputStream().write(hello(randomAddress(500)));
+                assertNotNull(readFrame(after.getInputStream()), "a gone client's hello does not count");
+            }
+        }
+        for (Socket c : waiting) {
+            c.close();
+        }
+        allEnded();
+        assertTrue(d.accelerated.isEmpty());
     }
 
     @Test

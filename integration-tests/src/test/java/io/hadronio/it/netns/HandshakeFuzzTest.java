@@ -54,6 +54,9 @@ import org.junit.jupiter.api.Timeout;
  * <ul>
  * <li>every input is refused or served as plain TCP exactly as the protocol says, and
  *     a plain one with every byte intact (the echo is compared, for every input);</li>
+ * <li>a hello from the stranger's host is refused at once only while enough of its other
+ *     hellos may wait for their proof (at most eight may), and such refusals happen; the
+ *     registered client's never are;</li>
  * <li>the server logs at most one line per input (a WARNING per refused handshake and
  *     nothing else);</li>
  * <li>a real client before, five times during and after the run is accelerated
@@ -561,9 +564,19 @@ class HandshakeFuzzTest {
                             assertTrue(run.getOrDefault(outcome, 0L) > 0, "no input of the " + attacker.name
                                     + " ended as '" + outcome + "': " + run);
                         }
+                        // the bound on hellos waiting for their proof holds a stranger's host, and only it
+                        if (attacker == stranger) {
+                            assertTrue(run.getOrDefault(HandshakeFuzzer.REFUSED_AT_ONCE, 0L) > 0,
+                                    "no hello of the stranger was refused for the bound per host: " + run);
+                        }
+                    }
+                    if (attacker == keyed) {
+                        assertEquals(0L, run.getOrDefault(HandshakeFuzzer.REFUSED_AT_ONCE, 0L),
+                                "a registered client's hello was refused for the bound per host: " + run);
                     }
                     refused += run.getOrDefault("refused", 0L)
-                            + run.getOrDefault("refused (hello cut short by the reset)", 0L);
+                            + run.getOrDefault("refused (hello cut short by the reset)", 0L)
+                            + run.getOrDefault(HandshakeFuzzer.REFUSED_AT_ONCE, 0L);
                     mayRefuse += run.getOrDefault("unobserved, may be refused", 0L);
                 }
                 assertEquals(List.of(), server.errors, "the server logged more than refusals: " + server.report());

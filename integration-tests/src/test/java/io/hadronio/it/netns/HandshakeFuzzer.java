@@ -45,7 +45,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>a valid CLIENT_HELLO: a well-formed SERVER_HELLO, then, depending on what
  *     follows, PLAIN and the echo of the rest (a complete frame of a known kind that is
  *     not a FINISH with our MAC), the echo of the rest (the client's PLAIN), or nothing
- *     and the connection closed (anything else: refused).</li>
+ *     and the connection closed (anything else: refused);</li>
+ * <li>or, from the stranger only, nothing at all and the connection closed, when the
+ *     server may have had {@link #MAX_WAITING_HELLOS} other hellos of ours waiting for
+ *     their proof (the bound per remote host): only when this fuzzer itself had that many
+ *     other connections open whose hello may have been waiting ({@link Waiting}).</li>
  * </ul>
  * A connection that does not end within {@link #HANG_GUARD_MS} is a failure (a hang).
  *
@@ -89,6 +93,11 @@ public final class HandshakeFuzzer {
     static final int HANG_GUARD_MS = 20_000;
     /** Longer than the server's hadronio.remote.detect.timeout and hadronio.handshake.timeout (2 s). */
     static final int PAST_SERVER_DEADLINE_MS = 2_500;
+    /**
+     * The specification's bound: hellos from one remote host that may wait for their proof
+     * (FINISH) at once; a further one is refused without an answer.
+     */
+    static final int MAX_WAITING_HELLOS = 8;
 
     private static InetSocketAddress server;
     // keyed mode: the key, and the rendezvous client that registers each connection
@@ -126,6 +135,9 @@ public final class HandshakeFuzzer {
                 key = Secret.load(java.nio.file.Path.of(System.getProperty("user.home"), ".hadronio", "secret"));
                 rendezvous = new LocalRendezvous(key, 10_000, -1);
             }
+            // only hosts that proved nothing have their waiting hellos bounded: the stranger, not
+            // a client that registered at the rendezvous with the key
+            Waiting.bounded = !keyed;
             say("READY");
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             String line;
@@ -259,6 +271,99 @@ public final class HandshakeFuzzer {
     record Response(byte[] bytes, boolean reset, boolean hung, IOException writeFailure) {
     }
 
+    /** How the oracle counts a hello refused without an answer (the bound per host); the test counts its log lines. */
+    static final String REFUSED_AT_ONCE = "refused at once (our other hellos waiting)";
+
+    /**
+     * The stranger's connections, as intervals in which the server may have held their
+     * hello waiting for its proof: from the connect (before any byte of the hello) to the
+     * first of the fuzzer's end of output ({@code shutdownOutput}: everything that can end
+     * the wait was sent, a FINISH, other bytes, or the end) and its close, or its seeing the
+     * server's end. The server takes what has arrived from a host's other connections
+     * before it refuses a hello for the bound, and what a connection sent before another's
+     * connect arrives first, so a refusal is right only if at least
+     * {@link #MAX_WAITING_HELLOS} other connections' intervals overlap the refused one's.
+     * Only the stranger is bounded (a registered client proved the key already).
+     */
+    static final class Waiting {
+        static final ThreadLocal<long[]> CURRENT = new ThreadLocal<>();
+        // {start, end} (end Long.MAX_VALUE while open); ended ones are dropped once no open one can overlap them
+        private static final java.util.Set<long[]> ALL = java.util.Collections.newSetFromMap(
+                new java.util.IdentityHashMap<>());
+        static volatile boolean bounded;
+        private static long opened;
+
+        /** A connection opens on this thread: its interval starts. */
+        static synchronized long[] open() {
+            // {start, end, when the server's end was seen (0: not yet)}
+            long[] i = {System.nanoTime(), Long.MAX_VALUE, 0};
+            // an ended interval that ended before every open one began overlaps nothing any more
+            if (++opened % 1024 == 0) {
+                long oldestOpen = ALL.stream().filter(x -> x[1] == Long.MAX_VALUE).mapToLong(x -> x[0])
+                        .min().orElse(i[0]);
+                ALL.removeIf(x -> x[1] < oldestOpen);
+            }
+            ALL.add(i);
+            CURRENT.set(i);
+            return i;
+        }
+
+        static synchronized void end(long[] i) {
+            if (i[1] == Long.MAX_VALUE) {
+                i[1] = System.nanoTime();
+            }
+        }
+
+        /** This thread's connection saw the server end it (end-of-stream or a reset): nothing of it waits any more. */
+        static synchronized void serverEnded() {
+            long[] self = CURRENT.get();
+            if (self != null && self[2] == 0) {
+                self[2] = System.nanoTime();
+                end(self);
+            }
+        }
+
+        /** True when the server may rightly have refused this thread's current connection's hello for the bound. */
+        static synchronized boolean mayBeOverTheBound() {
+            long[] self = CURRENT.get();
+            if (!bounded || self == null) {
+                return false;
+            }
+            // the refusal happened before we saw the connection end
+            long refusedBy = self[2] != 0 ? self[2] : System.nanoTime();
+            int others = 0;
+            for (long[] x : ALL) {
+                if (x != self && x[0] < refusedBy && x[1] > self[0]) {
+                    others++;
+                }
+            }
+            return others >= MAX_WAITING_HELLOS;
+        }
+    }
+
+    /** A connection of ours whose {@link Waiting} interval ends at its end of output or its close. */
+    static final class TrackedSocket extends Socket {
+        private final long[] interval = Waiting.open();
+
+        @Override
+        public void shutdownOutput() throws IOException {
+            try {
+                super.shutdownOutput();
+            } finally {
+                Waiting.end(interval);
+            }
+        }
+
+        @Override
+        public synchronized void close() throws IOException {
+            try {
+                super.close();
+            } finally {
+                Waiting.end(interval);
+            }
+        }
+    }
+
     /** Null when {@code r} is what {@code e} says; else what is wrong. Counts what it saw. */
     static String check(Expect e, Response r, Stats stats) {
         if (r.hung) {
@@ -271,6 +376,11 @@ public final class HandshakeFuzzer {
                 return "expected plain TCP with the " + e.echo.length + " bytes echoed intact, got " + describe(r);
             }
             stats.count("echoed");
+            return null;
+        }
+        if (b.length == 0 && Waiting.mayBeOverTheBound()) {
+            // not a word: the hello was refused at once, as it may be while our other hellos wait
+            stats.count(REFUSED_AT_ONCE);
             return null;
         }
         int hello = frameAt(b, 0);
@@ -647,7 +757,7 @@ public final class HandshakeFuzzer {
             {"lying-length", 50}, {"oversized", 12}, {"field-out-of-bounds", 60}, {"hello-then-more", 130},
             {"hello-then-plain-then-data", 25}, {"hello-answered-then-more", 60}, {"wrong-key-finish", 30},
             {"reflected-server-hello", 30}, {"replay", 45}, {"chunked", 30}, {"reset-by-client", 10},
-            {"closed-without-reading", 10}, {"right-key-other-profile", 30},
+            {"closed-without-reading", 10}, {"right-key-other-profile", 30}, {"hellos-at-once", 5},
         };
         SCENARIOS = new String[table.length];
         WEIGHTS = new int[table.length];
@@ -779,6 +889,7 @@ public final class HandshakeFuzzer {
             }
             case "reflected-server-hello" -> reflect(r, stats);
             case "replay" -> replay(r, stats);
+            case "hellos-at-once" -> hellosAtOnce(r, stats);
             case "chunked" -> chunked(concat(validClientHello(r), secondMessage(r), bytes(r, r.nextInt(300))), r,
                     stats);
             case "reset-by-client", "closed-without-reading" -> {
@@ -829,7 +940,7 @@ public final class HandshakeFuzzer {
     }
 
     static Socket connect() throws IOException {
-        Socket s = new Socket();
+        Socket s = new TrackedSocket();
         s.setTcpNoDelay(true);
         s.setSoTimeout(HANG_GUARD_MS);
         if (rendezvous != null) {
@@ -958,18 +1069,41 @@ public final class HandshakeFuzzer {
             while ((n = in.read(buf)) >= 0) {
                 got.write(buf, 0, n);
             }
+            Waiting.serverEnded();
             return new Response(got.toByteArray(), false, false, writeFailure);
         } catch (InterruptedIOException e) {
             return new Response(got.toByteArray(), false, true, writeFailure);
         } catch (IOException e) {
             // a reset (refused) or a write that failed on a reset
+            Waiting.serverEnded();
             return new Response(got.toByteArray(), true, false, writeFailure);
         }
     }
 
-    /** Reads exactly one frame (the server's hello), or throws. */
+    /** The server ended the connection (end-of-stream or a reset) before any byte of its hello. */
+    static final class NoAnswer extends IOException {
+        final boolean reset;
+
+        NoAnswer(boolean reset) {
+            super(reset ? "reset before any answer" : "end-of-stream before any answer");
+            this.reset = reset;
+        }
+    }
+
+    /** Reads exactly one frame (the server's hello), or throws ({@link NoAnswer} when nothing came). */
     static byte[] readServerHello(InputStream in) throws IOException {
-        byte[] header = in.readNBytes(HEADER);
+        int first;
+        try {
+            first = in.read();
+        } catch (SocketException e) {
+            Waiting.serverEnded();
+            throw new NoAnswer(true);
+        }
+        if (first < 0) {
+            Waiting.serverEnded();
+            throw new NoAnswer(false);
+        }
+        byte[] header = concat(new byte[] {(byte) first}, in.readNBytes(HEADER - 1));
         if (header.length < HEADER || frameAt(header, 0) != 0 || header[5] != SERVER_HELLO) {
             throw new EOFException("expected a SERVER_HELLO, got " + hex(header, 8));
         }
@@ -992,7 +1126,13 @@ public final class HandshakeFuzzer {
     static String answeredThen(byte[] hello, Then then, Stats stats) throws Exception {
         try (Socket s = connect()) {
             s.getOutputStream().write(hello);
-            byte[] serverHello = readServerHello(s.getInputStream());
+            byte[] serverHello;
+            try {
+                serverHello = readServerHello(s.getInputStream());
+            } catch (NoAnswer none) {
+                // refused without a word: the oracle says whether it may be
+                return check(predict(hello), new Response(new byte[0], none.reset, false, null), stats);
+            }
             byte[] more = then.after(serverHello);
             Response rest = exchange(s, more, true);
             Response whole = new Response(concat(serverHello, rest.bytes), rest.reset, rest.hung, rest.writeFailure);
@@ -1014,9 +1154,66 @@ public final class HandshakeFuzzer {
                     return header(PLAIN, 0);
                 }, stats);
                 // and on a connection of its own, as if it were a client's hello: not one, so plain TCP
-                yield failure != null ? failure : oneShot(got[0], stats);
+                // (unless the hello was refused at once, rightly: then there is no server hello to send)
+                yield failure != null || got[0] == null ? failure : oneShot(got[0], stats);
             }
         };
+    }
+
+    /**
+     * More hellos from one host than may wait for their proof at once: {@link #MAX_WAITING_HELLOS}
+     * + 2 connections each send a valid hello and hold it (nothing more until all are
+     * answered). From the stranger at least two must be refused at once (its answered
+     * hellos all still wait), and each refusal must be one the bound allows; from the
+     * registered client none may be. Every answered one then says PLAIN and gets plain
+     * TCP, bytes intact.
+     */
+    static String hellosAtOnce(Random r, Stats stats) throws Exception {
+        int n = MAX_WAITING_HELLOS + 2;
+        java.util.List<Socket> sockets = new java.util.ArrayList<>();
+        try {
+            java.util.List<byte[]> answers = new java.util.ArrayList<>();
+            int refused = 0;
+            for (int i = 0; i < n; i++) {
+                Socket s = connect();
+                sockets.add(s);
+                s.getOutputStream().write(validClientHello(r, 400));
+                try {
+                    answers.add(readServerHello(s.getInputStream()));
+                } catch (NoAnswer none) {
+                    if (!Waiting.mayBeOverTheBound()) {
+                        return "hello " + i + " of " + n + " held at once was refused without an answer ("
+                                + (none.reset ? "reset" : "closed") + ") while too few of ours waited"
+                                + (Waiting.bounded ? "" : " (a registered client is not bounded)");
+                    }
+                    answers.add(null);
+                    refused++;
+                    stats.count(REFUSED_AT_ONCE);
+                }
+            }
+            if (Waiting.bounded && refused < n - MAX_WAITING_HELLOS) {
+                return "only " + refused + " of " + n + " hellos held at once from one host were refused: more than "
+                        + MAX_WAITING_HELLOS + " waited for their proof";
+            }
+            stats.count("hellos at once: answered " + (n - refused));
+            for (int i = 0; i < n; i++) {
+                if (answers.get(i) == null) {
+                    continue;
+                }
+                byte[] data = bytes(r, 1 + r.nextInt(100));
+                Response rest = exchange(sockets.get(i), concat(PLAIN_FRAME, data), true);
+                String failure = check(new Expect(Outcome.CLIENT_PLAIN, data), new Response(
+                        concat(answers.get(i), rest.bytes), rest.reset, rest.hung, rest.writeFailure), stats);
+                if (failure != null) {
+                    return "hello " + i + " held at once: " + failure;
+                }
+            }
+            return null;
+        } finally {
+            for (Socket s : sockets) {
+                s.close();
+            }
+        }
     }
 
     /** A real client's captured handshake, replayed. */
@@ -1033,7 +1230,9 @@ public final class HandshakeFuzzer {
                     fresh[0] = s;
                     return concat(capturedFinish, bytes(r, r.nextInt(300)));
                 }, stats);
-                if (failure == null && Arrays.equals(Arrays.copyOfRange(fresh[0], HEADER, HEADER + NONCE),
+                // (no server hello when the hello was refused at once, rightly)
+                if (failure == null && fresh[0] != null
+                        && Arrays.equals(Arrays.copyOfRange(fresh[0], HEADER, HEADER + NONCE),
                         Arrays.copyOfRange(capturedServerHello, HEADER, HEADER + NONCE))) {
                     failure = "the server reused its nonce of the captured handshake";
                 }
