@@ -275,58 +275,69 @@ public final class HandshakeFuzzer {
     static final String REFUSED_AT_ONCE = "refused at once (our other hellos waiting)";
 
     /**
-     * The stranger's connections, as intervals in which the server may have held their
-     * hello waiting for its proof: from the connect (before any byte of the hello) to the
-     * first of the fuzzer's end of output ({@code shutdownOutput}: everything that can end
-     * the wait was sent, a FINISH, other bytes, or the end) and its close, or its seeing the
-     * server's end. The server takes what has arrived from a host's other connections
-     * before it refuses a hello for the bound, and what a connection sent before another's
-     * connect arrives first, so a refusal is right only if at least
-     * {@link #MAX_WAITING_HELLOS} other connections' intervals overlap the refused one's.
-     * Only the stranger is bounded (a registered client proved the key already).
+     * The stranger's connections that sent a valid hello, as intervals in which the server
+     * may have held that hello waiting for its proof. One starts just before the write that
+     * completes the hello (a connection that sends anything else has none). It ends when the
+     * fuzzer sees that the server is done with it: the first byte the
+     * server sends after its hello (PLAIN, or the echo of plain TCP: the server took what
+     * followed the hello), or the connection's end (end-of-stream or a reset: refused). A
+     * connection the fuzzer closes without having seen that ends {@link #CLOSE_SLACK_NANOS}
+     * after its close: its FIN or reset still has to reach the server, and may come after
+     * another connection's hello that left later from another CPU. The server takes what
+     * has arrived on a host's waiting connections before it refuses a hello for the bound,
+     * so a refusal is right only if at least {@link #MAX_WAITING_HELLOS} other intervals
+     * overlap the refused connection's, up to the moment it saw the refusal. Only the
+     * stranger is bounded (a registered client proved the key already).
      */
     static final class Waiting {
-        static final ThreadLocal<long[]> CURRENT = new ThreadLocal<>();
-        // {start, end} (end Long.MAX_VALUE while open); ended ones are dropped once no open one can overlap them
+        static final long CLOSE_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+        // the connection this thread opened last (one at a time but in hellosAtOnce)
+        static final ThreadLocal<TrackedSocket> CURRENT = new ThreadLocal<>();
+        // every interval {start, end (Long.MAX_VALUE while open), when the server's end was seen (0: not yet)}
+        // of a connection that sent a valid hello; ended ones are dropped once no open one can overlap them
         private static final java.util.Set<long[]> ALL = java.util.Collections.newSetFromMap(
                 new java.util.IdentityHashMap<>());
         static volatile boolean bounded;
         private static long opened;
 
-        /** A connection opens on this thread: its interval starts. */
-        static synchronized long[] open() {
-            // {start, end, when the server's end was seen (0: not yet)}
-            long[] i = {System.nanoTime(), Long.MAX_VALUE, 0};
-            // an ended interval that ended before every open one began overlaps nothing any more
+        /** A connection is about to write the rest of a valid hello: from now on the server may hold it. */
+        static synchronized void helloSent(long[] i) {
+            if (ALL.contains(i)) {
+                return;
+            }
+            i[0] = System.nanoTime();
+            // an interval that ended before every open one began overlaps nothing any more
             if (++opened % 1024 == 0) {
                 long oldestOpen = ALL.stream().filter(x -> x[1] == Long.MAX_VALUE).mapToLong(x -> x[0])
                         .min().orElse(i[0]);
                 ALL.removeIf(x -> x[1] < oldestOpen);
             }
             ALL.add(i);
-            CURRENT.set(i);
-            return i;
         }
 
-        static synchronized void end(long[] i) {
-            if (i[1] == Long.MAX_VALUE) {
-                i[1] = System.nanoTime();
+        static synchronized void serverEnded(long[] i) {
+            if (i[2] == 0) {
+                i[2] = System.nanoTime();
+                i[1] = Math.min(i[1], i[2]);
             }
         }
 
-        /** This thread's connection saw the server end it (end-of-stream or a reset): nothing of it waits any more. */
-        static synchronized void serverEnded() {
-            long[] self = CURRENT.get();
-            if (self != null && self[2] == 0) {
-                self[2] = System.nanoTime();
-                end(self);
+        static synchronized void closed(long[] i) {
+            if (i[1] == Long.MAX_VALUE) {
+                i[1] = System.nanoTime() + CLOSE_SLACK_NANOS;
             }
         }
 
         /** True when the server may rightly have refused this thread's current connection's hello for the bound. */
-        static synchronized boolean mayBeOverTheBound() {
-            long[] self = CURRENT.get();
-            if (!bounded || self == null) {
+        static boolean mayBeOverTheBound() {
+            TrackedSocket s = CURRENT.get();
+            return s != null && mayBeOverTheBound(s);
+        }
+
+        /** True when the server may rightly have refused {@code s}'s hello for the bound. */
+        static synchronized boolean mayBeOverTheBound(TrackedSocket s) {
+            long[] self = s.interval;
+            if (!bounded) {
                 return false;
             }
             // the refusal happened before we saw the connection end
@@ -341,17 +352,67 @@ public final class HandshakeFuzzer {
         }
     }
 
-    /** A connection of ours whose {@link Waiting} interval ends at its end of output or its close. */
+    /** A connection of ours with its {@link Waiting} interval, which starts if what it writes first is a valid hello. */
     static final class TrackedSocket extends Socket {
-        private final long[] interval = Waiting.open();
+        private final long[] interval = {System.nanoTime(), Long.MAX_VALUE, 0};
+        // the first bytes written, until they tell whether they start with a valid hello
+        private ByteArrayOutputStream prefix = new ByteArrayOutputStream();
+        private OutputStream out;
+
+        TrackedSocket() {
+            Waiting.CURRENT.set(this);
+        }
 
         @Override
-        public void shutdownOutput() throws IOException {
-            try {
-                super.shutdownOutput();
-            } finally {
-                Waiting.end(interval);
+        public synchronized OutputStream getOutputStream() throws IOException {
+            if (out == null) {
+                OutputStream raw = super.getOutputStream();
+                out = new OutputStream() {
+                    @Override
+                    public void write(int b) throws IOException {
+                        write(new byte[] {(byte) b}, 0, 1);
+                    }
+
+                    @Override
+                    public void write(byte[] b, int off, int len) throws IOException {
+                        watch(b, off, len);
+                        raw.write(b, off, len);
+                    }
+
+                    @Override
+                    public void flush() throws IOException {
+                        raw.flush();
+                    }
+
+                    @Override
+                    public void close() throws IOException {
+                        raw.close();
+                    }
+                };
             }
+            return out;
+        }
+
+        /** Before {@code b[off..off+len)} goes out: does it complete a valid hello at the start of the stream? */
+        private synchronized void watch(byte[] b, int off, int len) {
+            if (prefix == null) {
+                return;
+            }
+            prefix.write(b, off, Math.min(len, HEADER + HELLO_FIXED + MAX_ADDRESS + MAX_PROFILE));
+            byte[] p = prefix.toByteArray();
+            int f = frameAt(p, 0);
+            if (f == 0) {
+                return;
+            }
+            prefix = null;
+            if (f > 0 && validHello(p, 0, f, CLIENT_HELLO)) {
+                Waiting.helloSent(interval);
+            }
+        }
+
+        /** The server is done with this connection's hello (see {@link Waiting}). */
+        void serverDone() {
+            Waiting.serverEnded(interval);
         }
 
         @Override
@@ -359,9 +420,29 @@ public final class HandshakeFuzzer {
             try {
                 super.close();
             } finally {
-                Waiting.end(interval);
+                Waiting.closed(interval);
             }
         }
+    }
+
+    /** Tells {@code s}'s interval that the server is done with it, when it is one of ours. */
+    static void serverDone(Socket s) {
+        if (s instanceof TrackedSocket t) {
+            t.serverDone();
+        }
+    }
+
+    /**
+     * True when {@code got}, the start of the server's answer, goes past a server hello
+     * (or is no server hello at all): the server took what followed our hello.
+     */
+    static boolean pastServerHello(ByteArrayOutputStream got) {
+        if (got.size() == 0) {
+            return false;
+        }
+        byte[] b = got.toByteArray();
+        int f = frameAt(b, 0);
+        return f < 0 || f > 0 && b.length > f;
     }
 
     /** Null when {@code r} is what {@code e} says; else what is wrong. Counts what it saw. */
@@ -1007,13 +1088,13 @@ public final class HandshakeFuzzer {
         try (Socket s = connect()) {
             byte[] probe = validClientHello(new Random(seed));
             s.getOutputStream().write(probe);
-            byte[] serverHello = readServerHello(s.getInputStream());
+            byte[] serverHello = readServerHello(s);
             serverProfile = profileOfServerHello(serverHello);
         }
         byte[] hello = otherProfileHello(new Random(seed + 1));
         try (Socket s = connect()) {
             s.getOutputStream().write(hello);
-            byte[] serverHello = readServerHello(s.getInputStream());
+            byte[] serverHello = readServerHello(s);
             byte[] finish = HandshakeMessages.finish(key, hello, serverHello);
             Response r = exchange(s, finish, true);
             if (!Arrays.equals(r.bytes, PLAIN_FRAME) || r.reset) {
@@ -1066,16 +1147,21 @@ public final class HandshakeFuzzer {
         try {
             InputStream in = s.getInputStream();
             int n;
+            boolean done = false;
             while ((n = in.read(buf)) >= 0) {
                 got.write(buf, 0, n);
+                if (!done && pastServerHello(got)) {
+                    serverDone(s);
+                    done = true;
+                }
             }
-            Waiting.serverEnded();
+            serverDone(s);
             return new Response(got.toByteArray(), false, false, writeFailure);
         } catch (InterruptedIOException e) {
             return new Response(got.toByteArray(), false, true, writeFailure);
         } catch (IOException e) {
             // a reset (refused) or a write that failed on a reset
-            Waiting.serverEnded();
+            serverDone(s);
             return new Response(got.toByteArray(), true, false, writeFailure);
         }
     }
@@ -1091,16 +1177,17 @@ public final class HandshakeFuzzer {
     }
 
     /** Reads exactly one frame (the server's hello), or throws ({@link NoAnswer} when nothing came). */
-    static byte[] readServerHello(InputStream in) throws IOException {
+    static byte[] readServerHello(Socket s) throws IOException {
+        InputStream in = s.getInputStream();
         int first;
         try {
             first = in.read();
         } catch (SocketException e) {
-            Waiting.serverEnded();
+            serverDone(s);
             throw new NoAnswer(true);
         }
         if (first < 0) {
-            Waiting.serverEnded();
+            serverDone(s);
             throw new NoAnswer(false);
         }
         byte[] header = concat(new byte[] {(byte) first}, in.readNBytes(HEADER - 1));
@@ -1128,7 +1215,7 @@ public final class HandshakeFuzzer {
             s.getOutputStream().write(hello);
             byte[] serverHello;
             try {
-                serverHello = readServerHello(s.getInputStream());
+                serverHello = readServerHello(s);
             } catch (NoAnswer none) {
                 // refused without a word: the oracle says whether it may be
                 return check(predict(hello), new Response(new byte[0], none.reset, false, null), stats);
@@ -1179,9 +1266,9 @@ public final class HandshakeFuzzer {
                 sockets.add(s);
                 s.getOutputStream().write(validClientHello(r, 400));
                 try {
-                    answers.add(readServerHello(s.getInputStream()));
+                    answers.add(readServerHello(s));
                 } catch (NoAnswer none) {
-                    if (!Waiting.mayBeOverTheBound()) {
+                    if (!(s instanceof TrackedSocket t) || !Waiting.mayBeOverTheBound(t)) {
                         return "hello " + i + " of " + n + " held at once was refused without an answer ("
                                 + (none.reset ? "reset" : "closed") + ") while too few of ours waited"
                                 + (Waiting.bounded ? "" : " (a registered client is not bounded)");
