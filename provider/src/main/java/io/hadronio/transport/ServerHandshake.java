@@ -117,8 +117,8 @@ final class ServerHandshake extends Handshake {
         // out already), it no longer hands the frame to the application as data
         clientHello = frame;
         if (!admit.test(this)) {
-            refuse("more than " + PendingHellos.MAX_PER_ADDRESS + " handshakes from " + remote.getHostAddress()
-                    + " wait for their proof");
+            refuse(PendingHellos.MAX_PER_ADDRESS + " hellos from " + remote.getHostAddress()
+                    + " already wait for their proof");
             return;
         }
         // the worker is chosen now because our hello names it; the connection on it is made
