@@ -12,8 +12,8 @@ import java.nio.channels.SelectionKey;
  * The connecting side of a handshake, on the reactor's thread: finishes the TCP connect
  * (the lifecycle's socket is non-blocking with {@code connect} already called), speaks the
  * handshake within the handshake timeout, and tells the lifecycle how it ended:
- * accelerated, plain (the server does not share our key, or UCX would use tcp only), or
- * failed.
+ * accelerated, plain (the server does not share our key, has too many handshakes from
+ * this host waiting, or UCX would use tcp only), or failed.
  */
 final class ClientHandshake extends Handshake {
     private static final Logger LOG = System.getLogger(ClientHandshake.class.getName());
@@ -86,6 +86,12 @@ final class ClientHandshake extends Handshake {
     }
 
     private void onServerHello(SelectionKey key, byte[] frame) throws IOException {
+        if (HandshakeMessages.kind(frame) == HandshakeMessages.PLAIN) {
+            // the server has more hellos from our host waiting for their proof than it lets
+            // wait (many connects at once): plain TCP for both, from here on
+            plain(key, "the server answered our hello with plain TCP (too many handshakes from this host at once)");
+            return;
+        }
         HandshakeMessages.ServerHello hello = HandshakeMessages.decodeServerHello(frame);
         if (!HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello, frame)
                 || !hello.profile().equals(runtime.endpointProfile())) {
