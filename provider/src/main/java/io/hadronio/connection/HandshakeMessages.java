@@ -15,7 +15,7 @@ import java.util.Arrays;
  * <pre>
  *  client                                    server
  *    CLIENT_HELLO (nonce c, id, slices, worker address, profile)  ->
- *              <-  SERVER_HELLO (nonce s, worker address, profile, MAC_s)
+ *              <-  SERVER_HELLO (nonce s, worker address, profile, MAC_s)   or   PLAIN
  *    FINISH (MAC_c)   or   PLAIN                                  ->
  *              <-  READY (id, slices, MAC_r)   or   PLAIN
  *  MAC_s = HMAC(key, "hadroNIO/3 server" | CLIENT_HELLO | SERVER_HELLO without MAC_s)
@@ -26,7 +26,9 @@ import java.util.Arrays;
  * (UCX trusts addresses: a crafted one crashes the process). Fresh nonces on both sides
  * make a replayed message fail; the different labels make a reflected one fail. A side
  * whose check fails answers {@code PLAIN}, and both continue on the TCP connection as
- * plain TCP: a peer without the key gets an ordinary connection, never ours.
+ * plain TCP: a peer without the key gets an ordinary connection, never ours. A server
+ * with too many hellos from the client's host waiting for their proof answers a further
+ * hello with {@code PLAIN} at once: that connection, too, is plain TCP for both.
  *
  * <p>Nothing for a stranger before proof: the server's hello carries only what every
  * connection to it shares (its worker's address, its endpoint profile), so that the

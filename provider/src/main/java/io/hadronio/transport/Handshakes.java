@@ -76,7 +76,8 @@ public final class Handshakes {
 
     /**
      * Whether a remote host's hello may wait for its proof: not while
-     * {@link PendingHellos#MAX_PER_ADDRESS} others from its address do. Before it says no,
+     * {@link PendingHellos#MAX_PER_ADDRESS} others from its address do (then it is answered
+     * with PLAIN, and its connection is plain TCP). Before it says no,
      * the others take what their clients sent by now (a FINISH or an end may sit unread
      * behind this hello in the same selection), so that only hellos really waiting count.
      */

@@ -11,17 +11,19 @@ import java.util.Map;
  * by remote address, at most {@code max} per address. Proof is what makes a connection
  * worth holding on to: until then a hello costs the server a socket, a little heap and
  * a deadline, which one host must not be able to multiply. A host over its bound gets its
- * next hello refused, whatever other hosts do; a plain client (one that sends no hello)
- * never counts, so a load balancer opening many connections from one address is served
- * as before. Reactor thread only.
+ * next hello answered with PLAIN, whatever other hosts do: that connection is plain TCP,
+ * costs nothing beyond its socket, and a real client's connect still succeeds,
+ * unaccelerated. A plain client (one that sends no hello) never counts, so a load
+ * balancer opening many connections from one address is served as before. Reactor
+ * thread only.
  *
  * @param <T> what is pending (a {@link ServerHandshake}; anything in a test)
  */
 final class PendingHellos<T> {
     /**
      * Hellos one remote address may have waiting for their proof at once. A real client's
-     * hello waits one round trip for its FINISH; eight is more than a client host opens at
-     * once in that time, and little for an attacker to hold.
+     * hello waits one round trip for its FINISH; eight is little for an attacker to hold. A
+     * client host that opens more at once in that time (a connection pool) gets the rest plain.
      */
     static final int MAX_PER_ADDRESS = 8;
 

@@ -26,7 +26,8 @@ import java.util.function.Predicate;
  * bytes. The connection's lifecycle, its UCX half (receive area, tag id) and its endpoint
  * are made only once the client's FINISH has proven the key; READY then tells the
  * client the connection's own fields. How many hellos one host may have waiting for
- * their proof is bounded by whoever admits them ({@code admit}).
+ * their proof is bounded by whoever admits them ({@code admit}): a hello over the bound
+ * is answered with PLAIN and its connection is plain TCP.
  */
 final class ServerHandshake extends Handshake {
     private static final Logger LOG = System.getLogger(ServerHandshake.class.getName());
@@ -49,7 +50,8 @@ final class ServerHandshake extends Handshake {
     /**
      * @param remote     the client's address
      * @param lifecycles makes the server's lifecycle of a connection whose client proved the key
-     * @param admit      whether a hello from this client may wait for its proof now (false: refused)
+     * @param admit      whether a hello from this client may wait for its proof now (false: PLAIN,
+     *                   and the connection is plain TCP)
      */
     ServerHandshake(UcxRuntime runtime, Reactor reactor, AcceptQueue queue, SocketChannel tcp,
                     java.net.InetAddress remote, Peers.Inbound inbound,
@@ -117,7 +119,11 @@ final class ServerHandshake extends Handshake {
         // out already), it no longer hands the frame to the application as data
         clientHello = frame;
         if (!admit.test(this)) {
-            refuse(PendingHellos.MAX_PER_ADDRESS + " hellos from " + remote.getHostAddress()
+            // over its host's bound: plain TCP, allocating nothing, as for a client that
+            // answers PLAIN (a real client with many connects at once keeps them, unaccelerated;
+            // a stranger gets no more than any stranger gets). DEBUG: a host must not drive the log.
+            Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
+            plain(null, PendingHellos.MAX_PER_ADDRESS + " hellos from " + remote.getHostAddress()
                     + " already wait for their proof");
             return;
         }

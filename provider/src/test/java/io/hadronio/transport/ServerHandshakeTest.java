@@ -41,7 +41,8 @@ import org.junit.jupiter.api.Timeout;
  * test wants, on a runtime of its own (so that what it counts is this test's): a hello,
  * however well-formed, costs the server no connection half (receive area, tag id), no
  * lifecycle and no endpoint until the client's FINISH proves the key; hellos that wait
- * for their proof are bounded per remote address, plain bytes never are; and a frame of
+ * for their proof are bounded per remote address (one over the bound is answered PLAIN
+ * and is plain TCP), plain bytes never are; and a frame of
  * another protocol version is plain TCP, bytes intact. The handshakes are started as the
  * server channel starts them ({@link Handshakes#accept}), with the inbound kind a test
  * names: on one host {@code DETECT} (a host of {@code hadronio.remote.networks}) cannot
@@ -155,6 +156,11 @@ class ServerHandshakeTest {
         frame.writeBytes(header);
         frame.writeBytes(in.readNBytes(length - HandshakeMessages.HEADER_LENGTH));
         return frame.toByteArray();
+    }
+
+    private static void assertServerHello(byte[] frame, String what) {
+        assertNotNull(frame, what);
+        assertEquals(HandshakeMessages.SERVER_HELLO, HandshakeMessages.kind(frame), what + " with the server's hello");
     }
 
     /** Runs {@code s} on the control thread, where the handshakes' state lives. */
@@ -282,7 +288,7 @@ class ServerHandshakeTest {
     }
 
     @Test
-    void shouldRefuseAHelloOverTheBoundOfItsAddressButNeverPlainBytes() throws Exception {
+    void shouldServeAHelloOverTheBoundOfItsAddressAsPlainTcpAndNeverBoundPlainBytes() throws Exception {
         Deliveries d = new Deliveries();
         List<Socket> waiting = new ArrayList<>();
         List<byte[]> hellos = new ArrayList<>();
@@ -290,18 +296,48 @@ class ServerHandshakeTest {
             Socket c = client(Peers.Inbound.DETECT, d);
             byte[] h = hello(randomAddress(100 + i));
             c.getOutputStream().write(h);
-            assertNotNull(readFrame(c.getInputStream()), "hello " + i + " within the bound is answered");
+            assertServerHello(readFrame(c.getInputStream()), "hello " + i + " within the bound is answered");
             waiting.add(c);
             hellos.add(h);
         }
         assertEquals(PendingHellos.MAX_PER_ADDRESS, (int) onControl(() -> server.handshakes().unproven().size()));
 
-        // one more from the same address: closed at once, without an answer
+        // one more from the same address: answered PLAIN at once, and the connection is the
+        // application's as plain TCP, the hello consumed, the bytes after it intact, nothing made
+        long made = server.connectionsMade();
+        long endpoints = endpoints();
         try (Socket over = client(Peers.Inbound.DETECT, d)) {
-            over.getOutputStream().write(hello(randomAddress(200)));
-            assertNull(readFrame(over.getInputStream()), "a hello over the bound is refused at once");
+            byte[] request = "GET /over HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+            ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            sent.writeBytes(hello(randomAddress(200)));
+            sent.writeBytes(request);
+            // in one write: what follows the hello must stay the application's
+            over.getOutputStream().write(sent.toByteArray());
+            byte[] answer = readFrame(over.getInputStream());
+            assertNotNull(answer, "a hello over the bound is answered, not closed");
+            assertEquals(HandshakeMessages.PLAIN, HandshakeMessages.kind(answer), "a hello over the bound: PLAIN");
+            Deliveries.Plain p = d.plain.poll(20, TimeUnit.SECONDS);
+            assertNotNull(p, "the connection over the bound was not delivered as plain TCP");
+            assertNull(p.taken, "the hello is consumed, not data");
+            ByteBuffer got = ByteBuffer.allocate(request.length);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (got.hasRemaining() && System.nanoTime() < deadline && p.tcp.read(got) >= 0) {
+                Thread.sleep(1);
+            }
+            assertArrayEquals(request, got.array(), "the bytes after the hello reach the application intact");
+            // and the other way: plain TCP, nothing of ours after PLAIN
+            byte[] response = "HTTP/1.0 200 OK\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+            ByteBuffer out = ByteBuffer.wrap(response);
+            while (out.hasRemaining()) {
+                p.tcp.write(out);
+            }
+            assertArrayEquals(response, over.getInputStream().readNBytes(response.length));
+            p.tcp.close();
         }
-        assertEquals(PendingHellos.MAX_PER_ADDRESS, (int) onControl(() -> server.handshakes().unproven().size()));
+        assertEquals(PendingHellos.MAX_PER_ADDRESS, (int) onControl(() -> server.handshakes().unproven().size()),
+                "a hello over the bound does not wait");
+        assertEquals(made, server.connectionsMade(), "a hello over the bound made a connection half");
+        assertEquals(endpoints, endpoints(), "a hello over the bound made an endpoint");
 
         // plain bytes from the same address meanwhile, many connections (a load balancer): all served, intact
         for (int i = 0; i < 3 * PendingHellos.MAX_PER_ADDRESS; i++) {
@@ -314,7 +350,7 @@ class ServerHandshakeTest {
         // a registered local client is not bounded: it proved the key at the rendezvous
         try (Socket registered = client(Peers.Inbound.EXPECT, d)) {
             registered.getOutputStream().write(hello(randomAddress(300)));
-            assertNotNull(readFrame(registered.getInputStream()), "a registered client's hello is answered");
+            assertServerHello(readFrame(registered.getInputStream()), "a registered client's hello is answered");
         }
 
         // one waiting hello ends (its client says PLAIN): room for the next hello at once
@@ -322,12 +358,12 @@ class ServerHandshakeTest {
         d.plainBytes(0);
         try (Socket next = client(Peers.Inbound.DETECT, d)) {
             next.getOutputStream().write(hello(randomAddress(400)));
-            assertNotNull(readFrame(next.getInputStream()), "a hello is answered once another stopped waiting");
+            assertServerHello(readFrame(next.getInputStream()), "a hello is answered once another stopped waiting");
             // one whose client is gone makes room too, even if its end was not read yet when the next hello came
             waiting.get(1).close();
             try (Socket after = client(Peers.Inbound.DETECT, d)) {
                 after.getOutputStream().write(hello(randomAddress(500)));
-                assertNotNull(readFrame(after.getInputStream()), "a gone client's hello does not count");
+                assertServerHello(readFrame(after.getInputStream()), "a gone client's hello does not count");
             }
         }
         for (Socket c : waiting) {

@@ -46,10 +46,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *     follows, PLAIN and the echo of the rest (a complete frame of a known kind that is
  *     not a FINISH with our MAC), the echo of the rest (the client's PLAIN), or nothing
  *     and the connection closed (anything else: refused);</li>
- * <li>or, from the stranger only, nothing at all and the connection closed, when the
- *     server may have had {@link #MAX_WAITING_HELLOS} other hellos of ours waiting for
- *     their proof (the bound per remote host): only when this fuzzer itself had that many
- *     other connections open whose hello may have been waiting ({@link Waiting}).</li>
+ * <li>or, from the stranger only, PLAIN at once instead of a SERVER_HELLO, then plain
+ *     TCP: the echo of everything after the hello, when the server may have had
+ *     {@link #MAX_WAITING_HELLOS} other hellos of ours waiting for their proof (the bound
+ *     per remote host): only when this fuzzer itself had that many other connections open
+ *     whose hello may have been waiting ({@link Waiting}).</li>
  * </ul>
  * A connection that does not end within {@link #HANG_GUARD_MS} is a failure (a hang).
  *
@@ -95,7 +96,7 @@ public final class HandshakeFuzzer {
     static final int PAST_SERVER_DEADLINE_MS = 2_500;
     /**
      * The specification's bound: hellos from one remote host that may wait for their proof
-     * (FINISH) at once; a further one is refused without an answer.
+     * (FINISH) at once; a further one is answered PLAIN at once, and is plain TCP.
      */
     static final int MAX_WAITING_HELLOS = 8;
 
@@ -251,7 +252,14 @@ public final class HandshakeFuzzer {
         CLIENT_PLAIN
     }
 
-    record Expect(Outcome outcome, byte[] echo) {
+    /**
+     * @param afterHello when the input starts with a valid hello, what follows it: the echo
+     *                   a hello over the bound gets after the server's PLAIN (else null)
+     */
+    record Expect(Outcome outcome, byte[] echo, byte[] afterHello) {
+        Expect(Outcome outcome, byte[] echo) {
+            this(outcome, echo, null);
+        }
     }
 
     /** What the server must answer to {@code input}, sent at once and followed by end-of-stream. */
@@ -260,33 +268,38 @@ public final class HandshakeFuzzer {
         if (first <= 0 || !validHello(input, 0, first, CLIENT_HELLO)) {
             return new Expect(Outcome.ECHO, input);
         }
+        byte[] afterHello = Arrays.copyOfRange(input, first, input.length);
         int second = frameAt(input, first);
         if (second <= 0) {
-            return new Expect(Outcome.REFUSED, null);
+            return new Expect(Outcome.REFUSED, null, afterHello);
         }
         byte[] rest = Arrays.copyOfRange(input, first + second, input.length);
-        return new Expect(input[first + 5] == PLAIN ? Outcome.CLIENT_PLAIN : Outcome.PLAIN_SENT, rest);
+        return new Expect(input[first + 5] == PLAIN ? Outcome.CLIENT_PLAIN : Outcome.PLAIN_SENT, rest, afterHello);
     }
 
     record Response(byte[] bytes, boolean reset, boolean hung, IOException writeFailure) {
     }
 
-    /** How the oracle counts a hello refused without an answer (the bound per host); the test counts its log lines. */
-    static final String REFUSED_AT_ONCE = "refused at once (our other hellos waiting)";
+    /**
+     * How the oracle counts a hello answered PLAIN at once, its connection then plain TCP
+     * (the bound per host): nothing refused, nothing logged above DEBUG.
+     */
+    static final String OVER_THE_BOUND = "PLAIN at once, plain TCP (our other hellos waiting)";
 
     /**
      * The stranger's connections that sent a valid hello, as intervals in which the server
      * may have held that hello waiting for its proof. One starts just before the write that
      * completes the hello (a connection that sends anything else has none). It ends when the
-     * fuzzer sees that the server is done with it: the first byte the
-     * server sends after its hello (PLAIN, or the echo of plain TCP: the server took what
-     * followed the hello), or the connection's end (end-of-stream or a reset: refused). A
+     * fuzzer sees that the server is done with it: a PLAIN instead of the server's hello
+     * (over the bound), the first byte the server sends after its hello (PLAIN, or the echo
+     * of plain TCP: the server took what followed the hello), or the connection's end
+     * (end-of-stream or a reset: refused). A
      * connection the fuzzer closes without having seen that ends {@link #CLOSE_SLACK_NANOS}
      * after its close: its FIN or reset still has to reach the server, and may come after
      * another connection's hello that left later from another CPU. The server takes what
-     * has arrived on a host's waiting connections before it refuses a hello for the bound,
-     * so a refusal is right only if at least {@link #MAX_WAITING_HELLOS} other intervals
-     * overlap the refused connection's, up to the moment it saw the refusal. Only the
+     * has arrived on a host's waiting connections before it answers a hello PLAIN for the
+     * bound, so that answer is right only if at least {@link #MAX_WAITING_HELLOS} other
+     * intervals overlap the connection's, up to the moment it saw the PLAIN. Only the
      * stranger is bounded (a registered client proved the key already).
      */
     static final class Waiting {
@@ -328,23 +341,23 @@ public final class HandshakeFuzzer {
             }
         }
 
-        /** True when the server may rightly have refused this thread's current connection's hello for the bound. */
+        /** True when the server may rightly have answered this thread's current connection's hello PLAIN for the bound. */
         static boolean mayBeOverTheBound() {
             TrackedSocket s = CURRENT.get();
             return s != null && mayBeOverTheBound(s);
         }
 
-        /** True when the server may rightly have refused {@code s}'s hello for the bound. */
+        /** True when the server may rightly have answered {@code s}'s hello PLAIN for the bound. */
         static synchronized boolean mayBeOverTheBound(TrackedSocket s) {
             long[] self = s.interval;
             if (!bounded) {
                 return false;
             }
-            // the refusal happened before we saw the connection end
-            long refusedBy = self[2] != 0 ? self[2] : System.nanoTime();
+            // the server's PLAIN came before we saw it (or the connection's end)
+            long answeredBy = self[2] != 0 ? self[2] : System.nanoTime();
             int others = 0;
             for (long[] x : ALL) {
-                if (x != self && x[0] < refusedBy && x[1] > self[0]) {
+                if (x != self && x[0] < answeredBy && x[1] > self[0]) {
                     others++;
                 }
             }
@@ -434,7 +447,8 @@ public final class HandshakeFuzzer {
 
     /**
      * True when {@code got}, the start of the server's answer, goes past a server hello
-     * (or is no server hello at all): the server took what followed our hello.
+     * (or is no server hello at all, a PLAIN over the bound among them): the server took
+     * what followed our hello.
      */
     static boolean pastServerHello(ByteArrayOutputStream got) {
         if (got.size() == 0) {
@@ -442,7 +456,12 @@ public final class HandshakeFuzzer {
         }
         byte[] b = got.toByteArray();
         int f = frameAt(b, 0);
-        return f < 0 || f > 0 && b.length > f;
+        return f < 0 || f > 0 && (b.length > f || b[5] != SERVER_HELLO);
+    }
+
+    /** True when {@code b} starts with a PLAIN frame: a hello answered PLAIN at once. */
+    static boolean plainAtOnce(byte[] b) {
+        return frameAt(b, 0) == HEADER && b[5] == PLAIN;
     }
 
     /** Null when {@code r} is what {@code e} says; else what is wrong. Counts what it saw. */
@@ -459,9 +478,19 @@ public final class HandshakeFuzzer {
             stats.count("echoed");
             return null;
         }
-        if (b.length == 0 && Waiting.mayBeOverTheBound()) {
-            // not a word: the hello was refused at once, as it may be while our other hellos wait
-            stats.count(REFUSED_AT_ONCE);
+        if (plainAtOnce(b)) {
+            // PLAIN instead of the server's hello: over the bound, as it may be while our other
+            // hellos wait; then plain TCP, with everything after our hello echoed intact
+            if (!Waiting.mayBeOverTheBound()) {
+                return "PLAIN at once for a hello (over the bound per host) while too few of ours waited"
+                        + (Waiting.bounded ? "" : " (a registered client is not bounded)") + ": " + describe(r);
+            }
+            byte[] expected = e.afterHello == null ? null : concat(PLAIN_FRAME, e.afterHello);
+            if (r.reset || r.writeFailure != null || !Arrays.equals(b, expected)) {
+                return "expected PLAIN at once and the " + (e.afterHello == null ? "?" : e.afterHello.length)
+                        + " bytes after our hello echoed, got " + describe(r);
+            }
+            stats.count(OVER_THE_BOUND);
             return null;
         }
         int hello = frameAt(b, 0);
@@ -1009,8 +1038,22 @@ public final class HandshakeFuzzer {
                 try (Socket s = connect()) {
                     byte[] h = validClientHello(r);
                     s.getOutputStream().write(h);
+                    byte[] serverHello;
+                    try {
+                        serverHello = readServerHello(s);
+                    } catch (NoAnswer none) {
+                        yield "a valid hello was not answered: " + none.getMessage();
+                    } catch (PlainAtOnce plain) {
+                        // over the bound: plain TCP now, so our silence is the application's to wait
+                        // out; our end of the stream ends it
+                        Response rest = exchange(s, new byte[0], true);
+                        yield check(predict(h), new Response(concat(PLAIN_FRAME, rest.bytes), rest.reset, rest.hung,
+                                rest.writeFailure), stats);
+                    }
                     // nothing more: the server must give up on its own (hadronio.handshake.timeout)
-                    yield check(new Expect(Outcome.REFUSED, null), readAll(s, null), stats);
+                    Response rest = readAll(s, null);
+                    yield check(predict(h), new Response(concat(serverHello, rest.bytes), rest.reset, rest.hung,
+                            rest.writeFailure), stats);
                 }
             }
             case "byte-at-a-time-hello" -> byteAtATime(concat(validClientHello(r, 64), r.nextBoolean()
@@ -1176,7 +1219,17 @@ public final class HandshakeFuzzer {
         }
     }
 
-    /** Reads exactly one frame (the server's hello), or throws ({@link NoAnswer} when nothing came). */
+    /** The server answered our hello PLAIN at once (over the bound per host): the connection is plain TCP now. */
+    static final class PlainAtOnce extends IOException {
+        PlainAtOnce() {
+            super("PLAIN instead of the server's hello");
+        }
+    }
+
+    /**
+     * Reads exactly one frame (the server's hello), or throws ({@link NoAnswer} when nothing
+     * came, {@link PlainAtOnce} when a PLAIN came instead).
+     */
     static byte[] readServerHello(Socket s) throws IOException {
         InputStream in = s.getInputStream();
         int first;
@@ -1191,6 +1244,10 @@ public final class HandshakeFuzzer {
             throw new NoAnswer(false);
         }
         byte[] header = concat(new byte[] {(byte) first}, in.readNBytes(HEADER - 1));
+        if (Arrays.equals(header, PLAIN_FRAME)) {
+            serverDone(s);
+            throw new PlainAtOnce();
+        }
         if (header.length < HEADER || frameAt(header, 0) != 0 || header[5] != SERVER_HELLO) {
             throw new EOFException("expected a SERVER_HELLO, got " + hex(header, 8));
         }
@@ -1208,7 +1265,9 @@ public final class HandshakeFuzzer {
 
     /**
      * Sends {@code hello}, waits for the server's answer, then sends what {@code then}
-     * makes of it and end-of-stream, and checks the rest of the answer.
+     * makes of it and end-of-stream, and checks the rest of the answer. When the answer is
+     * PLAIN at once (over the bound), what a client sends then is data, plain TCP: some
+     * bytes, our hello among them, which must come back echoed intact.
      */
     static String answeredThen(byte[] hello, Then then, Stats stats) throws Exception {
         try (Socket s = connect()) {
@@ -1217,8 +1276,12 @@ public final class HandshakeFuzzer {
             try {
                 serverHello = readServerHello(s);
             } catch (NoAnswer none) {
-                // refused without a word: the oracle says whether it may be
-                return check(predict(hello), new Response(new byte[0], none.reset, false, null), stats);
+                return "a valid hello was not answered: " + none.getMessage();
+            } catch (PlainAtOnce plain) {
+                byte[] data = concat("after PLAIN: ".getBytes(java.nio.charset.StandardCharsets.US_ASCII), hello);
+                Response rest = exchange(s, data, true);
+                return check(predict(concat(hello, data)), new Response(concat(PLAIN_FRAME, rest.bytes), rest.reset,
+                        rest.hung, rest.writeFailure), stats);
             }
             byte[] more = then.after(serverHello);
             Response rest = exchange(s, more, true);
@@ -1241,7 +1304,7 @@ public final class HandshakeFuzzer {
                     return header(PLAIN, 0);
                 }, stats);
                 // and on a connection of its own, as if it were a client's hello: not one, so plain TCP
-                // (unless the hello was refused at once, rightly: then there is no server hello to send)
+                // (unless the hello was answered PLAIN at once, rightly: then there is no server hello to send)
                 yield failure != null || got[0] == null ? failure : oneShot(got[0], stats);
             }
         };
@@ -1250,17 +1313,18 @@ public final class HandshakeFuzzer {
     /**
      * More hellos from one host than may wait for their proof at once: {@link #MAX_WAITING_HELLOS}
      * + 2 connections each send a valid hello and hold it (nothing more until all are
-     * answered). From the stranger at least two must be refused at once (its answered
-     * hellos all still wait), and each refusal must be one the bound allows; from the
-     * registered client none may be. Every answered one then says PLAIN and gets plain
-     * TCP, bytes intact.
+     * answered). From the stranger at least two must be answered PLAIN at once (its
+     * answered hellos all still wait), and each such answer must be one the bound allows;
+     * from the registered client none may be. Every one answered with a server hello then
+     * says PLAIN and gets plain TCP, bytes intact; every one answered PLAIN at once is plain
+     * TCP already and gets what it sends then echoed intact.
      */
     static String hellosAtOnce(Random r, Stats stats) throws Exception {
         int n = MAX_WAITING_HELLOS + 2;
         java.util.List<Socket> sockets = new java.util.ArrayList<>();
         try {
             java.util.List<byte[]> answers = new java.util.ArrayList<>();
-            int refused = 0;
+            int overTheBound = 0;
             for (int i = 0; i < n; i++) {
                 Socket s = connect();
                 sockets.add(s);
@@ -1268,26 +1332,34 @@ public final class HandshakeFuzzer {
                 try {
                     answers.add(readServerHello(s));
                 } catch (NoAnswer none) {
+                    return "hello " + i + " of " + n + " held at once was not answered (" + (none.reset ? "reset"
+                            : "closed") + ")";
+                } catch (PlainAtOnce plain) {
                     if (!(s instanceof TrackedSocket t) || !Waiting.mayBeOverTheBound(t)) {
-                        return "hello " + i + " of " + n + " held at once was refused without an answer ("
-                                + (none.reset ? "reset" : "closed") + ") while too few of ours waited"
-                                + (Waiting.bounded ? "" : " (a registered client is not bounded)");
+                        return "hello " + i + " of " + n + " held at once was answered PLAIN at once while too few"
+                                + " of ours waited" + (Waiting.bounded ? "" : " (a registered client is not bounded)");
                     }
                     answers.add(null);
-                    refused++;
-                    stats.count(REFUSED_AT_ONCE);
+                    overTheBound++;
                 }
             }
-            if (Waiting.bounded && refused < n - MAX_WAITING_HELLOS) {
-                return "only " + refused + " of " + n + " hellos held at once from one host were refused: more than "
-                        + MAX_WAITING_HELLOS + " waited for their proof";
+            if (Waiting.bounded && overTheBound < n - MAX_WAITING_HELLOS) {
+                return "only " + overTheBound + " of " + n + " hellos held at once from one host were answered PLAIN"
+                        + " at once: more than " + MAX_WAITING_HELLOS + " waited for their proof";
             }
-            stats.count("hellos at once: answered " + (n - refused));
+            stats.count("hellos at once: answered " + (n - overTheBound));
             for (int i = 0; i < n; i++) {
+                byte[] data = bytes(r, 1 + r.nextInt(100));
                 if (answers.get(i) == null) {
+                    // plain TCP since the server's PLAIN: what we send is data, echoed intact
+                    Response rest = exchange(sockets.get(i), data, true);
+                    if (rest.reset || rest.hung || rest.writeFailure != null || !Arrays.equals(rest.bytes, data)) {
+                        return "hello " + i + " held at once, answered PLAIN at once: expected the " + data.length
+                                + " bytes we sent then echoed, got " + describe(rest);
+                    }
+                    stats.count(OVER_THE_BOUND);
                     continue;
                 }
-                byte[] data = bytes(r, 1 + r.nextInt(100));
                 Response rest = exchange(sockets.get(i), concat(PLAIN_FRAME, data), true);
                 String failure = check(new Expect(Outcome.CLIENT_PLAIN, data), new Response(
                         concat(answers.get(i), rest.bytes), rest.reset, rest.hung, rest.writeFailure), stats);
@@ -1317,7 +1389,7 @@ public final class HandshakeFuzzer {
                     fresh[0] = s;
                     return concat(capturedFinish, bytes(r, r.nextInt(300)));
                 }, stats);
-                // (no server hello when the hello was refused at once, rightly)
+                // (no server hello when the hello was answered PLAIN at once, rightly)
                 if (failure == null && fresh[0] != null
                         && Arrays.equals(Arrays.copyOfRange(fresh[0], HEADER, HEADER + NONCE),
                         Arrays.copyOfRange(capturedServerHello, HEADER, HEADER + NONCE))) {
