@@ -1,6 +1,6 @@
 package io.hadronio.transport;
 
-import io.hadronio.connection.LocalRendezvous;
+import io.hadronio.connection.RendezvousMessages;
 import io.hadronio.connection.Peers;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -48,7 +48,7 @@ public final class Handshakes {
         reactor.execute(() -> {
             InetAddress remote;
             try {
-                remote = LocalRendezvous.normalized(((InetSocketAddress) child.getRemoteAddress()).getAddress());
+                remote = RendezvousMessages.normalize(((InetSocketAddress) child.getRemoteAddress()).getAddress());
             } catch (IOException | RuntimeException e) {
                 closeQuietly(child);
                 return;
