@@ -9,6 +9,9 @@ import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
+import io.hadronio.transport.LifecycleTable.Event;
+
+import static io.hadronio.transport.LifecycleTable.*;
 
 /**
  * The one owner of a connection's lifecycle, plain or accelerated: its state ladder, the
@@ -25,119 +28,25 @@ import java.util.concurrent.TimeUnit;
  * locked, waited for or woken while it is held (a {@link WorkerGroup}'s lock may be held
  * when it is taken, never the other way round).
  *
- * <pre>
- * ladder      NEW → CONNECTING → OPEN → CLOSING → DRAINING → CLOSED
- *                        └──────────────────────────────────────↗ (plain TCP, or no connection yet)
- * facts       PATH_TCP | PATH_UCX          which path the bytes take, decided once
- *             OUTCOME                      the handshake ended (accelerated, plain or failed)
- *             INPUT_SHUT | OUTPUT_SHUT     local shutdownInput / shutdownOutput
- *             FIN_SENT                     we announced how many messages we sent
- *             PEER_FIN | PEER_CLOSED       the peer announced its end / its close
- *             RESET                        the connection broke (reason in {@link #resetReason})
- *             CONTROL_EOF                  the control connection ended
- *             LATE_WRITE                   the one write after the peer's close that is taken
- *             UPGRADABLE .. SWITCHED_SEEN  a local connection that opened plain moving to UCX (Upgrade)
- *             PEER_ABORTED                 the peer closed abortively (it lives)
- * </pre>
+ * <p>The word's bits, its events and the transition function (state × event → next word and
+ * actions) are {@link LifecycleTable}'s, with the state table (docs/architecture.md,
+ * "Lifecycle", is the same, checked against it). Each method here asks the table under the
+ * monitor, stores the next word in {@link #update} and then performs the actions: sending
+ * records, draining, lingering, closing the socket, waking waiters. Where a record announces
+ * a fact (FIN_SENT), the control thread asks first, sends, and stores the answer after: the
+ * word only gains facts meanwhile, which {@link #store} keeps.
  *
- * <h2>State table</h2>
- * <table>
- * <tr><th>state</th><th>event (sent by)</th><th>action</th><th>next</th></tr>
- * <tr><td>NEW</td><td>connect (application)</td><td>ask {@code Peers}</td><td>CONNECTING</td></tr>
- * <tr><td>CONNECTING</td><td>plain peer; TCP connect done (application)</td><td>PATH_TCP</td><td>OPEN</td></tr>
- * <tr><td>CONNECTING</td><td>handshake ended (control thread)</td><td>OUTCOME; wake the connect</td>
- *     <td>CONNECTING, or DRAINING when closed meanwhile</td></tr>
- * <tr><td>CONNECTING</td><td>finishConnect takes the outcome (application)</td>
- *     <td>PATH_UCX, PATH_TCP, or the failure is thrown</td><td>OPEN</td></tr>
- * <tr><td>CONNECTING</td><td>server handshake ended (control thread)</td><td>PATH_UCX; to the accept queue</td>
- *     <td>OPEN</td></tr>
- * <tr><td>below CLOSING</td><td>close, plain or nothing set up (application)</td><td>close the socket</td>
- *     <td>CLOSED</td></tr>
- * <tr><td>OPEN, CONNECTING with OUTCOME</td><td>close (application)</td><td>wake waiters</td>
- *     <td>CLOSING</td></tr>
- * <tr><td>CLOSING</td><td>last reader and writer left (application)</td>
- *     <td>to the control thread: drain, or abort ({@code SO_LINGER} 0)</td><td>DRAINING</td></tr>
- * <tr><td>OPEN</td><td>shutdownOutput (application)</td><td>OUTPUT_SHUT; to the control thread</td><td>OPEN</td></tr>
- * <tr><td>OPEN .. DRAINING</td><td>tick with OUTPUT_SHUT or DRAINING, sends complete or linger over
- *     (control thread)</td>
- *     <td>send FIN</td><td>FIN_SENT</td></tr>
- * <tr><td>DRAINING</td><td>tick with FIN_SENT, RESET or CONTROL_EOF (control thread)</td>
- *     <td>send CLOSE; input on UCX: take the peer's messages until its FIN count (bounded); then close
- *     the socket, free the UCX half</td><td>CLOSED</td></tr>
- * <tr><td>DRAINING</td><td>abort (control thread)</td><td>close the socket (a reset), free the UCX half</td>
- *     <td>CLOSED</td></tr>
- * <tr><td>OPEN .. CLOSING</td><td>JVM exit (control thread)</td><td>as close; memory stays</td><td>DRAINING</td></tr>
- * <tr><td>any</td><td>FIN n (control record)</td><td>n below what arrived, or unlike an earlier FIN: RESET</td>
- *     <td>PEER_FIN</td></tr>
- * <tr><td>any</td><td>CLOSE (control record)</td><td>without FIN: RESET; FIN not sent yet: output ends, send FIN</td>
- *     <td>PEER_CLOSED, FIN_SENT</td></tr>
- * <tr><td>any</td><td>NUDGE (control record)</td><td>progress for the peer until its FIN</td><td>same</td></tr>
- * <tr><td>any</td><td>record after CLOSE, unknown record (control thread)</td><td>RESET</td><td>same</td></tr>
- * <tr><td>any</td><td>control EOF without CLOSE, or an error, not after our CLOSE or ABORT (control thread)</td>
- *     <td>RESET, CONTROL_EOF; force-close the endpoint</td><td>same</td></tr>
- * <tr><td>any</td><td>control EOF after CLOSE (control thread)</td><td>CONTROL_EOF</td><td>same</td></tr>
- * <tr><td>any</td><td>peer failure (UCX upcall)</td><td>RESET</td><td>same</td></tr>
- * <tr><td>DRAINING</td><td>abort, output on UCX (control thread)</td><td>ABORT record; input on UCX: take
- *     the peer's messages until its FIN count (bounded); ordinary close</td><td>CLOSED</td></tr>
- * <tr><td>any</td><td>ABORT (control record)</td><td>RESET; the shared endpoint stays; FIN not sent yet: output
- *     ends, send FIN</td><td>PEER_ABORTED, FIN_SENT</td></tr>
- * <tr><td>OPEN, offered an upgrade</td><td>the upgrade goes on and no thread is inside the channel
- *     (application, rendezvous thread)</td><td>socket non-blocking, blocking emulated</td><td>UPGRADABLE</td></tr>
- * <tr><td>OPEN, UPGRADABLE</td><td>UCX half connected (rendezvous thread)</td><td>-</td><td>UPGRADE_READY</td></tr>
- * <tr><td>OPEN, UPGRADE_READY</td><td>write (application)</td><td>SWITCH(n) on the session; UCX from now on</td>
- *     <td>OUT_UCX</td></tr>
- * <tr><td>OPEN, UPGRADABLE</td><td>SWITCH(n) (rendezvous thread)</td><td>raw reads stop at n; ACK</td>
- *     <td>IN_LIMIT</td></tr>
- * <tr><td>OUT_UCX</td><td>ACK (rendezvous thread)</td><td>SWITCHED(n) record; records may follow</td>
- *     <td>OUT_ACKED</td></tr>
- * <tr><td>IN_LIMIT</td><td>n raw bytes read (reader)</td><td>control thread reads records</td><td>IN_UCX</td></tr>
- * <tr><td>IN_UCX</td><td>SWITCHED n (control record)</td><td>not first or n unlike SWITCH: RESET</td>
- *     <td>SWITCHED_SEEN</td></tr>
- * <tr><td>OPEN, UPGRADABLE</td><td>session lost or PLAIN before a switch (rendezvous thread)</td>
- *     <td>stays plain</td><td>UPGRADE_OFF</td></tr>
- * </table>
- * Every fact change wakes the threads waiting on the connection's worker, which then ask
+ * <p>Every fact change wakes the threads waiting on the connection's worker, which then ask
  * {@link Connection#isReady} again.
  */
 public final class ConnectionLifecycle {
     private static final System.Logger LOG = System.getLogger(ConnectionLifecycle.class.getName());
-    public static final int NEW = 0;
-    public static final int CONNECTING = 1;
-    public static final int OPEN = 2;
-    public static final int CLOSING = 3;
-    public static final int DRAINING = 4;
-    public static final int CLOSED = 5;
-    private static final int LADDER = 0x7;
-
-    static final int PATH_TCP = 1 << 3;
-    static final int PATH_UCX = 1 << 4;
-    static final int OUTCOME = 1 << 5;
-    static final int INPUT_SHUT = 1 << 6;
-    static final int OUTPUT_SHUT = 1 << 7;
-    static final int FIN_SENT = 1 << 8;
-    static final int PEER_FIN = 1 << 9;
-    static final int PEER_CLOSED = 1 << 10;
-    static final int RESET = 1 << 11;
-    static final int CONTROL_EOF = 1 << 12;
-    static final int LATE_WRITE = 1 << 13;
-    // ---- a local connection that starts on raw TCP and moves to UCX (Upgrade; docs/architecture.md, "Upgrade mode") ----
-    // converted for its upgrade (offered one before, plain until then): its socket is non-blocking
-    // and the channel emulates blocking, so that no thread sleeps inside it
-    static final int UPGRADABLE = 1 << 14;
-    // the UCX half exists and is connected: the output may switch at the next write
-    static final int UPGRADE_READY = 1 << 15;
-    // no direction will switch any more (no listener, plain peer, session lost before a switch)
-    static final int UPGRADE_OFF = 1 << 16;
-    // our output moved to UCX after rawWritten bytes (SWITCH sent); OUT_ACKED: the peer took it, records may follow
-    static final int OUT_UCX = 1 << 17;
-    static final int OUT_ACKED = 1 << 18;
-    // the peer's SWITCH(rawLimit) arrived; IN_UCX: rawLimit raw bytes consumed, input from UCX, records from TCP
-    static final int IN_LIMIT = 1 << 19;
-    static final int IN_UCX = 1 << 20;
-    // the in-band SWITCHED record, the first record after the peer's raw bytes, arrived
-    static final int SWITCHED_SEEN = 1 << 21;
-    // the peer closed abortively (ABORT record): a reset, but the peer lives
-    static final int PEER_ABORTED = 1 << 22;
+    public static final int NEW = LifecycleTable.NEW;
+    public static final int CONNECTING = LifecycleTable.CONNECTING;
+    public static final int OPEN = LifecycleTable.OPEN;
+    public static final int CLOSING = LifecycleTable.CLOSING;
+    public static final int DRAINING = LifecycleTable.DRAINING;
+    public static final int CLOSED = LifecycleTable.CLOSED;
 
     // how long a closed connection whose peer takes none of its last bytes keeps them before it
     // resets the connection instead (the kernel likewise gives up on a closed socket whose peer's
@@ -279,6 +188,46 @@ public final class ConnectionLifecycle {
         return w;
     }
 
+    /**
+     * Asks the table what {@code event} does now, under the monitor (where nobody else changes
+     * the word while the caller holds it too). Stores nothing: see {@link #store}.
+     */
+    private synchronized long ask(Event event, int in, long n, long m, long k) {
+        return LifecycleTable.decide(word, event, in, n, m, k);
+    }
+
+    private long ask(Event event, int in) {
+        return ask(event, in, 0, 0, 0);
+    }
+
+    /**
+     * Stores a table's answer (unless it says not to) and returns its actions. The next word
+     * may have been decided from an earlier snapshot: {@link #update} merges it (facts are only
+     * set, the ladder only climbs), so nothing set meanwhile is lost.
+     */
+    private long store(long result) {
+        assert Thread.holdsLock(this);
+        long a = LifecycleTable.actions(result);
+        if ((a & NOT_STORED) == 0) {
+            int next = LifecycleTable.next(result);
+            update(next & LADDER, next & ~LADDER);
+        }
+        return a;
+    }
+
+    /** Asks the table and stores its answer, under the monitor; returns the actions. */
+    private synchronized long step(Event event, int in, long n, long m, long k) {
+        return store(ask(event, in, n, m, k));
+    }
+
+    private long step(Event event, int in) {
+        return step(event, in, 0, 0, 0);
+    }
+
+    private long step(Event event) {
+        return step(event, 0, 0, 0, 0);
+    }
+
     // told whenever the word changes or a UCX request of the connection completes: the channel's
     // selection keys, which their selectors then look at again (see HadronioSelector); null: none
     private volatile Runnable readinessListener;
@@ -361,12 +310,8 @@ public final class ConnectionLifecycle {
     }
 
     /** True for the one write after the peer's orderly close that is still taken (the kernel takes it too). */
-    synchronized boolean takeLateWrite() {
-        if ((word & (LATE_WRITE | RESET)) != 0) {
-            return false;
-        }
-        update(0, LATE_WRITE);
-        return true;
+    boolean takeLateWrite() {
+        return (step(Event.LATE_WRITE_ASKED) & UNCHANGED) == 0;
     }
 
     /** No reader or writer should wait any more: the channel is closing, or the connection broke. */
@@ -425,55 +370,45 @@ public final class ConnectionLifecycle {
 
     // ---- connect (application) ---------------------------------------------------------------
 
-    /** For connect: throws unless nothing is connected or connecting (bind has its own exceptions). */
-    private void ensureUnconnected() {
-        int s = word & LADDER;
-        if (s == CONNECTING) {
+    /** connect(): NEW → CONNECTING, or what the JDK throws. */
+    public void beginConnect() throws ClosedChannelException {
+        long a = step(Event.CONNECT);
+        if ((a & THROW_CLOSED) != 0) {
+            throw new ClosedChannelException();
+        }
+        if ((a & THROW_PENDING) != 0) {
             throw new ConnectionPendingException();
         }
-        if (s == OPEN) {
+        if ((a & THROW_CONNECTED) != 0) {
             throw new AlreadyConnectedException();
         }
     }
 
-    /** connect(): NEW → CONNECTING, or what the JDK throws. */
-    public synchronized void beginConnect() throws ClosedChannelException {
-        int s = word & LADDER;
-        if (s >= CLOSING) {
-            throw new ClosedChannelException();
-        }
-        ensureUnconnected();
-        update(CONNECTING, 0);
-    }
-
     /** The peer is plain: the bytes take the kernel socket, from the connect on. */
-    public synchronized void choosePlain() {
-        update(0, PATH_TCP);
+    public void choosePlain() {
+        step(Event.PLAIN_PEER);
     }
 
     /** A plain connect completed: CONNECTING → OPEN. */
-    public synchronized void connectedPlain() throws ClosedChannelException {
-        if ((word & LADDER) != CONNECTING) {
+    public void connectedPlain() throws ClosedChannelException {
+        if ((step(Event.TCP_CONNECTED) & THROW_CLOSED) != 0) {
             throw new ClosedChannelException();
         }
-        update(OPEN, PATH_TCP);
     }
 
     /** The control thread's handshake ended accelerated. False when the channel closed first (the caller frees it). */
     boolean handshakeAccelerated(Connection c) {
-        boolean drain;
+        long a;
         synchronized (this) {
-            int s = word & LADDER;
-            if (s == CLOSED) {
+            long r = ask(Event.HANDSHAKE_ACCELERATED, 0);
+            if ((LifecycleTable.actions(r) & UNCHANGED) != 0) {
                 return false;
             }
             connection = c;
-            // closed while the handshake ran, with the socket still open: nobody will take it over
-            drain = s >= CLOSING;
-            update(drain ? DRAINING : 0, OUTCOME);
+            a = store(r);
             notifyAll();
         }
-        if (drain) {
+        if ((a & WATCH) != 0) {
             reactor.watch(this);
         }
         wake();
@@ -488,7 +423,7 @@ public final class ConnectionLifecycle {
      */
     void handshakePlain() {
         synchronized (this) {
-            update(0, OUTCOME);
+            store(ask(Event.HANDSHAKE_PLAIN, 0));
             notifyAll();
         }
         reactor.wakeSelectors();
@@ -497,10 +432,11 @@ public final class ConnectionLifecycle {
     /** The control thread's handshake failed (refused, reset, timed out). */
     void handshakeFailed(IOException cause) {
         synchronized (this) {
-            if ((word & LADDER) == CONNECTING) {
+            long r = ask(Event.HANDSHAKE_FAILED, 0);
+            if ((LifecycleTable.actions(r) & KEEP_FAILURE) != 0) {
                 failure = cause;
-                update(0, OUTCOME);
             }
+            store(r);
             notifyAll();
         }
         reactor.wakeSelectors();
@@ -529,40 +465,31 @@ public final class ConnectionLifecycle {
      * @return the failure, or null when connected
      */
     public synchronized IOException takeOutcome() throws ClosedChannelException {
-        int w = word;
-        if ((w & LADDER) != CONNECTING || (w & OUTCOME) == 0) {
+        long a = store(ask(Event.TAKE_OUTCOME, (failure != null ? FAILED : 0) | (connection != null ? HALF : 0)));
+        if ((a & THROW_CLOSED) != 0) {
             throw new ClosedChannelException();
         }
-        if (failure != null) {
-            return failure;
-        }
-        update(OPEN, connection != null ? PATH_UCX : PATH_TCP);
-        return null;
+        return (a & THROW_FAILURE) != 0 ? failure : null;
     }
 
     /** The server's handshake ended accelerated: the connection is open (control thread). */
     synchronized void acceptedAccelerated(Connection c) {
         connection = c;
-        update(OPEN, PATH_UCX);
+        store(ask(Event.ACCEPTED_ACCELERATED, HALF));
     }
 
     // ---- local half-closes and close (application) -------------------------------------------
 
     /** shutdownInput: readers waiting for data wake and see end-of-stream. */
     public void shutdownInput() {
-        synchronized (this) {
-            update(0, INPUT_SHUT);
+        if ((step(Event.SHUTDOWN_INPUT) & WAKE) != 0) {
+            wake();
         }
-        wake();
     }
 
     /** shutdownOutput: no more writes; on PATH_UCX, FIN goes out once the sends posted so far completed. */
     public void shutdownOutput() {
-        int before;
-        synchronized (this) {
-            before = update(0, OUTPUT_SHUT);
-        }
-        if ((before & OUTPUT_SHUT) == 0 && (before & (PATH_UCX | OUT_UCX)) != 0) {
+        if ((step(Event.SHUTDOWN_OUTPUT) & WATCH) != 0) {
             reactor.watch(this);
         }
     }
@@ -574,19 +501,15 @@ public final class ConnectionLifecycle {
      * or write is in progress: returns true.
      */
     public boolean close() throws IOException {
-        boolean closeSocket;
+        long a;
         synchronized (this) {
-            int w = word;
-            int s = w & LADDER;
-            if (s >= CLOSING) {
+            a = store(ask(Event.CLOSE, connection != null ? HALF : 0));
+            if ((a & UNCHANGED) != 0) {
                 return false;
             }
-            // plain, or an upgrade without a UCX half yet: the kernel socket is the whole connection
-            closeSocket = connection == null;
-            update(closeSocket ? CLOSED : CLOSING, 0);
             notifyAll();
         }
-        if (closeSocket) {
+        if ((a & CLOSE_SOCKET) != 0) {
             // the session first: its end must reach the server before this port can be reused
             Upgrade u = upgrade;
             if (u != null) {
@@ -605,15 +528,10 @@ public final class ConnectionLifecycle {
      * everything, or, when {@code abortive} ({@code SO_LINGER} 0), drops it all at once.
      */
     public void lastOut(boolean abortive) {
-        synchronized (this) {
-            if ((word & LADDER) != CLOSING) {
-                return;
-            }
-            update(DRAINING, 0);
-        }
-        if (abortive) {
+        long a = step(Event.LAST_OUT, abortive ? ABORTIVE : 0);
+        if ((a & RUN_ABORT) != 0) {
             reactor.execute(this::abort);
-        } else {
+        } else if ((a & WATCH) != 0) {
             reactor.watch(this);
         }
     }
@@ -634,52 +552,57 @@ public final class ConnectionLifecycle {
      */
     boolean onRecord(byte type, long value) {
         try {
-            int w = word;
-            if ((w & (PEER_CLOSED | PEER_ABORTED)) != 0) {
-                throw new ProtocolException("control record of type " + type + " after CLOSE or ABORT");
-            }
             switch (type) {
-                case ControlRecord.FIN -> onFin(value);
+                case ControlRecord.FIN -> onFin(Event.FIN_RECORD, value);
                 case ControlRecord.CLOSE -> {
-                    if ((w & PEER_FIN) == 0 || value != 0) {
-                        throw new ProtocolException("CLOSE without FIN");
+                    long a = step(Event.CLOSE_RECORD, 0, value, 0, 0);
+                    recordChecked(a, type, "CLOSE without FIN");
+                    if ((a & WAKE) != 0) {
+                        wake();
                     }
-                    synchronized (this) {
-                        update(0, PEER_CLOSED);
+                    if ((a & END_OUTPUT_FOR_PEER) != 0) {
+                        endOutputForPeer();
                     }
-                    wake();
-                    endOutputForPeer();
                 }
                 case ControlRecord.ABORT -> {
-                    if (value != 0) {
-                        throw new ProtocolException("ABORT " + value);
+                    long a = step(Event.ABORT_RECORD, 0, value, 0, 0);
+                    recordChecked(a, type, "ABORT " + value);
+                    if ((a & DO_RESET) != 0) {
+                        reset("Connection reset by peer");
                     }
-                    synchronized (this) {
-                        update(0, PEER_ABORTED);
+                    if ((a & END_OUTPUT_FOR_PEER) != 0) {
+                        endOutputForPeer();
                     }
-                    reset("Connection reset by peer");
-                    endOutputForPeer();
                 }
                 case ControlRecord.SWITCHED -> {
-                    if ((w & IN_UCX) == 0 || (w & SWITCHED_SEEN) != 0 || value != rawLimit) {
-                        throw new ProtocolException("SWITCHED " + value + " where " + rawLimit + " raw bytes were announced");
-                    }
-                    synchronized (this) {
-                        update(0, SWITCHED_SEEN);
-                    }
+                    long limit = rawLimit;
+                    long a = step(Event.SWITCHED_RECORD, 0, value, limit, 0);
+                    recordChecked(a, type, "SWITCHED " + value + " where " + limit + " raw bytes were announced");
                 }
                 case ControlRecord.NUDGE -> {
-                    if (!progressForPeer) {
+                    long a = step(Event.NUDGE_RECORD, progressForPeer ? PROGRESSING : 0);
+                    recordChecked(a, type, null);
+                    if ((a & PROGRESS_FOR_PEER) != 0) {
                         progressForPeer = true;
                         reactor.watch(this);
                     }
                 }
-                default -> throw new ProtocolException("unknown control record type " + type);
+                default -> recordChecked(step(Event.UNKNOWN_RECORD), type, "unknown control record type " + type);
             }
             return true;
         } catch (ProtocolException e) {
             onControlEof(e.getMessage());
             return false;
+        }
+    }
+
+    /** Throws what the table found wrong with a record of {@code type} (its message, or one after the peer's end). */
+    private static void recordChecked(long actions, byte type, String brokenMessage) throws ProtocolException {
+        if ((actions & RECORD_AFTER_END) != 0) {
+            throw new ProtocolException("control record of type " + type + " after CLOSE or ABORT");
+        }
+        if ((actions & PROTOCOL_ERROR) != 0) {
+            throw new ProtocolException(brokenMessage);
         }
     }
 
@@ -693,15 +616,15 @@ public final class ConnectionLifecycle {
      * Control thread.
      */
     private void endOutputForPeer() {
-        int w = word;
-        if ((w & FIN_SENT) != 0 || (w & LADDER) == CLOSED || !outputOnUcx(w) || !recordsAllowed(w)
-                || connection == null) {
+        // decided before the record goes, stored after it (a FIN_SENT seen early would skip it)
+        long r = ask(Event.OUTPUT_ENDS_FOR_PEER, connection != null ? HALF : 0);
+        if ((LifecycleTable.actions(r) & SEND_FIN_ENDING_OUTPUT) == 0) {
             return;
         }
         reactor.send(this, ControlRecord.FIN, connection.endOutput());
         endAnnounced = true;
         synchronized (this) {
-            update(0, FIN_SENT);
+            store(r);
         }
     }
 
@@ -710,19 +633,25 @@ public final class ConnectionLifecycle {
      * its DONE answer to our CLOSING over the upgrade session (rendezvous thread).
      */
     void onFin(long messages) throws ProtocolException {
-        long earlier = peerFinCount();
-        if (messages < 0 || earlier >= 0 && earlier != messages) {
-            throw new ProtocolException("FIN of " + messages + " messages (earlier: " + earlier + ")");
-        }
+        onFin(Event.DONE, messages);
+    }
+
+    private void onFin(Event event, long messages) throws ProtocolException {
+        // (the group's lock: taken before the monitor, never under it)
         long consumed = connection.messagesConsumed();
-        if (messages < consumed) {
-            throw new ProtocolException("peer announced the end after " + messages + " messages, but "
-                    + consumed + " arrived");
-        }
+        long a;
+        long earlier;
         synchronized (this) {
-            peerFinCount = messages;
-            update(0, PEER_FIN);
+            earlier = peerFinCount();
+            long r = ask(event, 0, messages, consumed, earlier);
+            if ((LifecycleTable.actions(r) & NOT_STORED) == 0) {
+                peerFinCount = messages;
+            }
+            a = store(r);
         }
+        recordChecked(a, ControlRecord.FIN, messages < 0 || earlier >= 0 && earlier != messages
+                ? "FIN of " + messages + " messages (earlier: " + earlier + ")"
+                : "peer announced the end after " + messages + " messages, but " + consumed + " arrived");
         wake();
     }
 
@@ -733,25 +662,14 @@ public final class ConnectionLifecycle {
      * complete now and nothing waits for them.
      */
     void onControlEof(String error) {
-        boolean orderly;
-        synchronized (this) {
-            orderly = (word & PEER_CLOSED) != 0 && error == null;
-            update(0, CONTROL_EOF);
-        }
-        if (peerEndDeadline != 0) {
-            // we closed and wait only for the peer's last messages (awaitPeerEnd), which this ends.
-            // The peer ends as it likes now (after our ABORT, reset by it, without a CLOSE): taken for
-            // its death, it would close the UCX endpoint that our other connections to it share, and
-            // fail their sends (regression: AbruptCloseAcrossJvmsTest)
-            return;
-        }
-        if (!orderly) {
+        Connection c = connection;
+        long a = step(Event.CONTROL_EOF, (error != null ? ERROR : 0) | (peerEndDeadline != 0 ? AWAITING_PEER : 0)
+                | (c != null ? HALF : 0));
+        if ((a & DO_RESET) != 0) {
             reset(error != null ? error : "peer closed the control connection without closing");
-            Connection c = connection;
-            if (c != null && (word & PEER_ABORTED) == 0) {
-                // no close and no abort: the peer may have died
-                c.abortEndpoint();
-            }
+        }
+        if ((a & ABORT_ENDPOINT) != 0) {
+            c.abortEndpoint();
         }
     }
 
@@ -765,15 +683,9 @@ public final class ConnectionLifecycle {
      * (regression: OrderlyCloseTest).
      */
     void resetOutput(String reason) {
-        resetOutputOnly = true;
-        markReset(reason);
+        markReset(Event.RESET_OUTPUT, reason);
         wake();
     }
-
-    // set by resetOutput: the reset leaves the input readable (see inputOutlivesReset)
-    private volatile boolean resetOutputOnly;
-    // set by every reset but resetOutput's: the input broke too
-    private volatile boolean inputReset;
 
     /**
      * A reset of our output only ({@link #resetOutput}) leaves the input readable to its end:
@@ -786,22 +698,22 @@ public final class ConnectionLifecycle {
      * CloseAfterAnswerAcrossJvmsTest#shouldAnswerEveryRequestThenEndTheStream).
      */
     public boolean inputOutlivesReset() {
-        return resetOutputOnly && (!rawLimitKnown() || !inputReset);
+        int w = word;
+        return (w & OUTPUT_RESET) != 0 && ((w & IN_LIMIT) == 0 || (w & INPUT_RESET) == 0);
     }
 
     /** The connection broke: readers and writers see an IOException from now on. */
     void reset(String reason) {
-        inputReset = true;
-        markReset(reason);
+        markReset(Event.RESET, reason);
         wake();
     }
 
     /** Sets RESET with its first reason; the caller wakes the waiters when it may. */
-    private synchronized void markReset(String reason) {
+    private synchronized void markReset(Event event, String reason) {
         if (resetReason == null) {
             resetReason = reason;
         }
-        update(0, RESET);
+        store(ask(event, 0));
     }
 
     /**
@@ -810,8 +722,7 @@ public final class ConnectionLifecycle {
      * after that progress returns.
      */
     void onPeerFailure(String reason) {
-        inputReset = true;
-        markReset(reason);
+        markReset(Event.PEER_FAILURE, reason);
     }
 
     // ---- upgrade: raw TCP first, then UCX, one direction at a time (see Upgrade) --------------
@@ -853,8 +764,8 @@ public final class ConnectionLifecycle {
      * The channel made the socket non-blocking with no thread inside it (under its read and
      * write locks): from now on it emulates blocking, and the upgrade may go on.
      */
-    public synchronized void converted() {
-        update(0, UPGRADABLE);
+    public void converted() {
+        step(Event.CONVERTED);
     }
 
     // the channel's "convert, then run this" (any thread; see convertThen), or null
@@ -928,19 +839,18 @@ public final class ConnectionLifecycle {
 
     /** The UCX half is connected (rendezvous thread); false when the channel closed first (the caller frees it). */
     synchronized boolean upgradeReady(Connection c) {
-        int w = word;
-        if ((w & LADDER) != OPEN || (w & UPGRADE_OFF) != 0) {
+        long r = ask(Event.UPGRADE_READY, HALF);
+        if ((LifecycleTable.actions(r) & UNCHANGED) != 0) {
             return false;
         }
         connection = c;
-        update(0, UPGRADE_READY);
+        store(r);
         return true;
     }
 
     /** No direction will switch any more, if none did; true when one already did (the upgrade must go on). */
-    synchronized boolean upgradeOff() {
-        int w = update(0, UPGRADE_OFF);
-        return (w & (OUT_UCX | IN_LIMIT)) != 0;
+    boolean upgradeOff() {
+        return (step(Event.UPGRADE_OFF) & GO_ON) != 0;
     }
 
     /** shutdownOutput or close before the output switched: the kernel's FIN ends it; the peer stops waiting for a switch. */
@@ -988,14 +898,13 @@ public final class ConnectionLifecycle {
     public long trySwitchOutput() {
         long n;
         synchronized (this) {
-            int w = word;
-            if ((w & (UPGRADE_READY | UPGRADE_OFF | OUT_UCX | OUTPUT_SHUT)) != UPGRADE_READY
-                    || (w & LADDER) != OPEN || (w & RESET) != 0) {
+            long r = ask(Event.OUTPUT_SWITCH, 0);
+            if ((LifecycleTable.actions(r) & SEND_SWITCH) == 0) {
                 return -1;
             }
             n = rawWritten;
             switchedAt = n;
-            update(0, OUT_UCX);
+            store(r);
         }
         reactor.track(this);
         upgrade.sendSwitch(n);
@@ -1023,15 +932,11 @@ public final class ConnectionLifecycle {
             if (tcp.isOpen()) {
                 reactor.send(this, ControlRecord.SWITCHED, switchedAt);
             }
-            int before;
-            synchronized (this) {
-                before = update(0, OUT_ACKED);
-            }
-            if ((before & OUTPUT_SHUT) != 0 || (before & LADDER) >= DRAINING) {
+            long a = step(Event.OUTPUT_ACKED);
+            if ((a & WATCH) != 0) {
                 reactor.watch(this);
             }
-            if ((before & (PEER_CLOSED | PEER_ABORTED)) != 0) {
-                // the peer's close came before its acknowledgement: it still waits for our FIN
+            if ((a & END_OUTPUT_FOR_PEER) != 0) {
                 endOutputForPeer();
             }
         });
@@ -1069,14 +974,16 @@ public final class ConnectionLifecycle {
     void peerSwitched(long n) throws ProtocolException {
         rawInput.lock();
         try {
-            if ((word & IN_LIMIT) != 0 || n < rawConsumed) {
-                throw new ProtocolException("SWITCH at " + n + " after " + rawConsumed + " raw bytes were read");
-            }
-            rawLimit = n;
+            long a;
             synchronized (this) {
-                update(0, IN_LIMIT);
+                long r = ask(Event.PEER_SWITCH, 0, n, rawConsumed, 0);
+                if ((LifecycleTable.actions(r) & PROTOCOL_ERROR) != 0) {
+                    throw new ProtocolException("SWITCH at " + n + " after " + rawConsumed + " raw bytes were read");
+                }
+                rawLimit = n;
+                a = store(r);
             }
-            if (rawConsumed == n) {
+            if ((a & INPUT_DONE) != 0) {
                 inputSwitched();
             }
         } finally {
@@ -1086,11 +993,13 @@ public final class ConnectionLifecycle {
 
     /** All raw bytes of the peer are read: input from UCX, control records from the kernel socket. */
     private void inputSwitched() {
-        synchronized (this) {
-            update(0, IN_UCX);
+        long a = step(Event.INPUT_SWITCHED);
+        if ((a & READ_RECORDS) != 0) {
+            reactor.readRecords(this);
         }
-        reactor.readRecords(this);
-        wake();
+        if ((a & WAKE) != 0) {
+            wake();
+        }
     }
 
     // ---- the control thread's part: closing in order -----------------------------------------
@@ -1138,99 +1047,99 @@ public final class ConnectionLifecycle {
         if (drainStarted == 0) {
             drainStarted = now;
         }
+        // our output's end: the sends' state is asked (a call into the worker) only where the table reads it
         int w = word;
-        boolean broken = (w & (RESET | CONTROL_EOF)) != 0;
-        // an output that never switched ends with the kernel's FIN when the socket closes: no records
-        // (a handshake that ended accelerated counts before finishConnect took it: PATH_UCX comes then)
-        boolean outputOnUcx = outputOnUcx(w);
-        // records may follow our switched output only once the peer took the switch point
-        boolean recordsAllowed = recordsAllowed(w);
-        if ((w & FIN_SENT) == 0 && !outputOnUcx) {
-            synchronized (this) {
-                update(0, FIN_SENT);
-            }
-        } else if ((w & FIN_SENT) == 0) {
-            // FIN counts every message we posted: it goes only once nothing is held back for a
-            // credit and every send completed: sent earlier, it would not count bytes still held
-            // back, and a slow peer would read a clean end-of-stream short of what our writes took
-            // (regression: SlowReaderCloseTest).
-            boolean complete;
+        int in = 0;
+        if (LifecycleTable.finWaitsForSends(w)) {
             try {
-                complete = broken || connection.sendsComplete() && recordsAllowed;
+                in = connection.sendsComplete() ? SENDS_COMPLETE : 0;
             } catch (IOException | RuntimeException e) {
                 // a send failed: the peer is gone
-                complete = true;
-                broken = true;
-            }
-            if (!complete) {
-                if ((w & LADDER) == DRAINING && lingeredOut(now)) {
-                    giveUpOnPeer();
-                    // still ticking while it takes the peer's messages in flight (awaitPeerEnd)
-                    return peerEndDeadline != 0;
-                }
-                if (!nudged && recordsAllowed && now - drainStarted > NUDGE_AFTER_NANOS) {
-                    // (before the peer took our switch point a record would land among its raw bytes)
-                    // the peer may not be reading (and so not progressing): ask it to take our messages
-                    nudged = true;
-                    reactor.send(this, ControlRecord.NUDGE, 0);
-                }
-                return true;
-            }
-            if (!broken && recordsAllowed) {
-                reactor.send(this, ControlRecord.FIN, connection.messagesSent());
-                endAnnounced = true;
-            }
-            synchronized (this) {
-                update(0, FIN_SENT);
+                in = SEND_FAILED;
             }
         }
-        if ((word & LADDER) != DRAINING) {
+        // (on the snapshot its inputs were gathered for; this thread alone adds FIN_SENT)
+        long r = LifecycleTable.decide(w, Event.TICK_FIN, in, 0, 0, 0);
+        long a = LifecycleTable.actions(r);
+        if ((a & FIN_WAITS) != 0) {
+            if ((a & CHECK_LINGER) != 0 && lingeredOut(now)) {
+                giveUpOnPeer();
+                // still ticking while it takes the peer's messages in flight (awaitPeerEnd)
+                return peerEndDeadline != 0;
+            }
+            if ((a & MAY_NUDGE) != 0 && !nudged && now - drainStarted > NUDGE_AFTER_NANOS) {
+                // the peer may not be reading (and so not progressing): ask it to take our messages
+                nudged = true;
+                reactor.send(this, ControlRecord.NUDGE, 0);
+            }
+            return true;
+        }
+        if ((a & SEND_FIN) != 0) {
+            reactor.send(this, ControlRecord.FIN, connection.messagesSent());
+            endAnnounced = true;
+        }
+        synchronized (this) {
+            store(r);
+        }
+        // then its close
+        a = LifecycleTable.actions(ask(Event.TICK_CLOSE, 0));
+        if ((a & (SEND_CLOSE | ASK_PEER_END | RUN_FINISH)) == 0) {
+            // not draining: a half-close, whose FIN is all there is to do
             return false;
         }
-        if ((word & (RESET | CONTROL_EOF)) == 0 && outputOnUcx && recordsAllowed) {
+        return closeThen(a, now) && awaitPeerEnd(now);
+    }
+
+    /**
+     * What TICK_CLOSE or ABORT said: our CLOSE or ABORT record, or none; then, where the table
+     * says so, the wait for the peer's last messages begins (true), else the end (false).
+     */
+    private boolean closeThen(long a, long now) {
+        int in = (upgrade != null ? UPGRADE : 0) | (connection != null ? HALF : 0);
+        if ((a & SEND_CLOSE) != 0) {
             reactor.send(this, ControlRecord.CLOSE, 0);
-            if (awaitPeerAfterOurEnd(now)) {
-                return awaitPeerEnd(now);
+            in |= AFTER_OUR_END;
+        } else if ((a & SEND_ABORT) != 0) {
+            reactor.send(this, ControlRecord.ABORT, 0);
+            endAnnounced = true;
+            try {
+                // an ordinary close after it, so that the record is not discarded by a reset
+                tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
+            } catch (IOException | RuntimeException e) {
+                // closed already
             }
-        } else if (!outputOnUcx && awaitPeerBySession(now)) {
-            return awaitPeerEnd(now);
+            in |= AFTER_OUR_END;
+        }
+        if ((a & (SEND_CLOSE | SEND_ABORT | ASK_PEER_END)) != 0
+                && awaitPeer(LifecycleTable.actions(ask(Event.PEER_END_WAIT, in)), now)) {
+            return true;
         }
         finish();
         return false;
     }
 
     /**
-     * After our CLOSE or ABORT record: true when the wait for the peer's last messages
-     * ({@link #awaitPeerEnd}) begins. Its output is on UCX (its FIN will count them), or may be
-     * moving there as we close (its SWITCH not here yet: the session asks).
+     * Begins the wait for the peer's last messages ({@link #awaitPeerEnd}) where PEER_END_WAIT
+     * said so: true then. Its output is on UCX (its FIN will count them), or may be moving there
+     * as we close, and the upgrade session asks how many to take ({@link Upgrade#closing}). Two
+     * cases for the session: our output is raw, so no record can follow it to ask; or our input
+     * is still raw, and the peer's SWITCH may be on its way over the session as we close. (In the
+     * second, a close that let go of its receives at once would then take and acknowledge the
+     * SWITCH, and the peer's messages posted after it would never be taken: its sends and memory
+     * kept for ever; regression:
+     * AbruptCloseMemoryTest#shouldFreeMemoryWhenClosingAsThePeersSwitchIsOnItsWay.) Control thread.
      */
-    private boolean awaitPeerAfterOurEnd(long now) {
-        if (inputOnUcx()) {
-            peerEndDeadline = now + PEER_END_NANOS;
-            return true;
-        }
-        return awaitPeerBySession(now);
-    }
-
-    /**
-     * We close while the peer's output is not known to be on UCX: if the UCX half is ready, it may
-     * be there with messages in flight, and the upgrade session asks how many to take
-     * ({@link Upgrade#closing}). Two cases: our output is raw, so no record can follow it to ask;
-     * or our input is still raw, and the peer's SWITCH may be on its way over the session as we
-     * close. (In the second, a close that let go of its receives at once would then take and
-     * acknowledge the SWITCH, and the peer's messages posted after it would never be taken: its
-     * sends and memory kept for ever; regression:
-     * AbruptCloseMemoryTest#shouldFreeMemoryWhenClosingAsThePeersSwitchIsOnItsWay.) True when the
-     * wait ({@link #awaitPeerEnd}) begins. Control thread.
-     */
-    private boolean awaitPeerBySession(long now) {
-        Upgrade u = upgrade;
-        if (u == null || connection == null || (word & (UPGRADE_READY | RESET)) != UPGRADE_READY) {
+    private boolean awaitPeer(long a, long now) {
+        if ((a & (AWAIT_PEER | AWAIT_BY_SESSION)) == 0) {
             return false;
         }
-        peerEndBySession = true;
-        peerEndDeadline = now + PEER_END_NANOS;
-        u.closing();
+        if ((a & AWAIT_BY_SESSION) != 0) {
+            peerEndBySession = true;
+            peerEndDeadline = now + PEER_END_NANOS;
+            upgrade.closing();
+        } else {
+            peerEndDeadline = now + PEER_END_NANOS;
+        }
         return true;
     }
 
@@ -1243,12 +1152,8 @@ public final class ConnectionLifecycle {
      * Returns the count, or -1 for a raw output.
      */
     long peerClosing() {
-        synchronized (this) {
-            if ((word & OUT_UCX) == 0) {
-                // (trySwitchOutput checks this under the same monitor: no switch after this)
-                update(0, UPGRADE_OFF);
-                return -1;
-            }
+        if ((step(Event.PEER_CLOSING) & DO_RESET_OUTPUT) == 0) {
+            return -1;
         }
         resetOutput("Connection reset by peer (it closed)");
         // writers see the reset under the connection's lock: nothing is posted after this count
@@ -1283,10 +1188,9 @@ public final class ConnectionLifecycle {
     private void giveUpOnPeer() {
         LOG.log(System.Logger.Level.WARNING, () -> "hadroNIO: the peer took none of this closed connection's last "
                 + "bytes for " + TimeUnit.NANOSECONDS.toMillis(closeLingerNanos) + " ms; resetting it: " + this);
-        synchronized (this) {
-            update(0, FIN_SENT);
+        if ((step(Event.LINGER_OVER) & RUN_ABORT) != 0) {
+            abort();
         }
-        abort();
     }
 
     /**
@@ -1320,22 +1224,6 @@ public final class ConnectionLifecycle {
         } finally {
             rawInput.unlock();
         }
-    }
-
-    /** Our bytes go over UCX: we did not start plain, or our output switched (an unswitched one ends with the kernel's FIN). */
-    private static boolean outputOnUcx(int w) {
-        return (w & PATH_TCP) == 0 || (w & OUT_UCX) != 0;
-    }
-
-    /** Records may follow our output on the socket: we did not start plain, or the peer took our switch point. */
-    private static boolean recordsAllowed(int w) {
-        return (w & PATH_TCP) == 0 || (w & OUT_ACKED) != 0;
-    }
-
-    /** The peer's bytes come over UCX: it did not start plain, or its output switched to UCX. */
-    private boolean inputOnUcx() {
-        int w = word;
-        return (w & PATH_TCP) == 0 || (w & IN_LIMIT) != 0;
     }
 
     /**
@@ -1379,57 +1267,40 @@ public final class ConnectionLifecycle {
 
     /** Abortive close ({@code SO_LINGER} 0): the socket closes with a reset, nothing more is sent (control thread). */
     private void abort() {
-        int w = word;
-        if (recordsAllowed(w) && (w & (RESET | CONTROL_EOF)) == 0) {
-            // the peer must tell this from our death (which would end the UCX endpoint it shares
-            // with its other connections to us): an ABORT record, then an ordinary close so that
-            // the record is not discarded by a reset
-            reactor.send(this, ControlRecord.ABORT, 0);
-            endAnnounced = true;
-            try {
-                tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, -1);
-            } catch (IOException | RuntimeException e) {
-                // closed already
-            }
-            if (awaitPeerAfterOurEnd(System.nanoTime())) {
-                // our bytes are dropped, but the peer's in flight are still taken (awaitPeerEnd)
-                reactor.watch(this);
-                return;
-            }
-        } else if (!outputOnUcx(w) && awaitPeerBySession(System.nanoTime())) {
-            // the reset goes out once the peer's messages in flight are taken
+        long a = LifecycleTable.actions(ask(Event.ABORT, 0));
+        if (closeThen(a, System.nanoTime())) {
+            // our bytes are dropped, but the peer's in flight are still taken (awaitPeerEnd); or
+            // the reset goes out once they are
             reactor.watch(this);
-            return;
         }
-        finish();
     }
 
     /** DRAINING → CLOSED: the socket leaves the control thread and closes, the UCX half is freed. */
     private void finish() {
-        synchronized (this) {
-            update(CLOSED, 0);
+        long a = step(Event.FINISH, (endAnnounced ? ANNOUNCED : 0) | (keepMemory ? KEEP_MEMORY : 0));
+        if ((a & FORGET) != 0) {
+            reactor.forget(this);
         }
-        reactor.forget(this);
-        try {
-            if (outputOnUcx(word) && !endAnnounced) {
-                // no record told the peer where our stream ends (the connection broke, or our bytes
-                // were not taken in time): a reset, since the kernel's FIN would read as that end
+        if ((a & LINGER_ZERO) != 0) {
+            try {
                 tcp.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
+            } catch (IOException | RuntimeException e) {
+                // closed already
             }
-        } catch (IOException | RuntimeException e) {
-            // closed already
         }
-        // the session first: its end must reach the server before this port can be reused
-        Upgrade u = upgrade;
-        if (u != null) {
-            u.end();
+        if ((a & CLOSE_SOCKET) != 0) {
+            // the session first: its end must reach the server before this port can be reused
+            Upgrade u = upgrade;
+            if (u != null) {
+                u.end();
+            }
+            try {
+                closeSocket();
+            } catch (IOException e) {
+                // nothing to do
+            }
         }
-        try {
-            closeSocket();
-        } catch (IOException e) {
-            // nothing to do
-        }
-        if (!keepMemory) {
+        if ((a & RELEASE) != 0) {
             connection.release();
         }
     }
@@ -1440,16 +1311,16 @@ public final class ConnectionLifecycle {
      * inside a read or write.
      */
     void closeAtExit() {
-        synchronized (this) {
-            int s = word & LADDER;
-            if (s >= DRAINING || connection == null) {
-                return;
-            }
-            update(DRAINING, 0);
+        long a = step(Event.EXIT, connection != null ? HALF : 0);
+        if ((a & MEMORY_STAYS) != 0) {
+            keepMemory = true;
         }
-        keepMemory = true;
-        wake();
-        reactor.watch(this);
+        if ((a & WAKE) != 0) {
+            wake();
+        }
+        if ((a & WATCH) != 0) {
+            reactor.watch(this);
+        }
     }
 
     /** The upgrade's facts, for {@link #toString()}: which directions moved, and the raw byte counts. */
