@@ -8,6 +8,8 @@ import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
 
+import static io.hadronio.transport.PathSwitch.*;
+
 /**
  * Moves one local TCP connection between two hadroNIO processes to UCX while the
  * application already uses it (docs/architecture.md, "Upgrade mode"). The connection opened as plain
@@ -58,19 +60,8 @@ public final class Upgrade implements UpgradeSession.Handler {
     // rendezvous thread only
     private UpgradeSession session;
     private Connection connection;
-    private boolean ready;
-    private boolean ended;
-    private boolean mineDone;
-    private boolean peerDone;
-    private boolean switchSent;
-    // our output / the peer's output ended raw (NO_SWITCH sent / received)
-    private boolean mineRaw;
-    private boolean peerRaw;
-    // we closed with our output raw and asked the peer how many messages to take (CLOSING sent),
-    // and its answer came; the peer did so (CLOSING received)
-    private boolean closingSent;
-    private boolean doneSeen;
-    private boolean closingSeen;
+    // which session messages went and came (PathSwitch's word; its table decides what follows)
+    private int sw;
     // the rendezvous thread started this upgrade (client: its delay passed; server: a session
     // attached). Until then a close or the end of the raw output only leaves a note here, and
     // the thread reads it when it starts: a connection that ends early costs no thread switch.
@@ -94,12 +85,37 @@ public final class Upgrade implements UpgradeSession.Handler {
     // client: the session as soon as its socket exists (onStart), for end() from any thread
     private volatile UpgradeSession started;
     private volatile boolean outputEndedEarly;
-    private boolean abandoned;
 
     private Upgrade(UcxRuntime runtime, ConnectionLifecycle life, boolean client) {
         this.runtime = runtime;
         this.life = life;
         this.client = client;
+    }
+
+    /** Asks PathSwitch what {@code event} does now (rendezvous thread); stores nothing. */
+    private long ask(PathSwitch.Event event, int in) {
+        return PathSwitch.decide(sw, event, in | (session != null ? SESSION : 0));
+    }
+
+    /** Stores PathSwitch's answer (unless it says not to); returns its actions. */
+    private int store(long result) {
+        int a = PathSwitch.actions(result);
+        if ((a & (UNCHANGED | PROTOCOL_ERROR)) == 0) {
+            sw = PathSwitch.next(result);
+        }
+        return a;
+    }
+
+    /** Asks and stores; returns the actions. */
+    private int step(PathSwitch.Event event, int in) {
+        return store(ask(event, in));
+    }
+
+    /** A session message out of order: thrown, so that the upgrade breaks as a broken session does. */
+    private static void inOrder(int actions, String message) throws ProtocolException {
+        if ((actions & PROTOCOL_ERROR) != 0) {
+            throw new ProtocolException(message);
+        }
     }
 
     /** The client's side, for a channel about to connect to a local address (before it opens). */
@@ -198,50 +214,45 @@ public final class Upgrade implements UpgradeSession.Handler {
                 case HELLO -> onHello(body);
                 case PLAIN -> abandon("the peer keeps the connection plain");
                 case SWITCH -> {
-                    if (!ready || peerDone) {
-                        throw new ProtocolException("SWITCH out of order");
-                    }
+                    long r = ask(PathSwitch.Event.SWITCH, 0);
+                    inOrder(PathSwitch.actions(r), "SWITCH out of order");
                     long n = body.getLong();
+                    // (the peer's direction is settled only once the lifecycle took the switch point)
                     life.peerSwitched(n);
-                    peerDone = true;
+                    int a = store(r);
                     s.send(ACK, longBytes(n));
-                    maybeClose();
+                    closeIf(a);
                 }
                 case ACK -> {
-                    if (!switchSent || mineDone || body.getLong() != life.switchedAt()) {
-                        throw new ProtocolException("ACK out of order");
-                    }
-                    mineDone = true;
+                    // (the body is read only when an ACK is due at all, as before)
+                    int in = PathSwitch.ackInOrder(sw) && body.getLong() == life.switchedAt() ? MATCH : 0;
+                    int a = step(PathSwitch.Event.ACK, in);
+                    inOrder(a, "ACK out of order");
                     life.outputAcked();
-                    maybeClose();
+                    closeIf(a);
                 }
                 case NO_SWITCH -> {
-                    if (peerDone) {
-                        throw new ProtocolException("NO_SWITCH out of order");
-                    }
-                    peerDone = true;
-                    peerRaw = true;
-                    maybeClose();
+                    int a = step(PathSwitch.Event.NO_SWITCH, 0);
+                    inOrder(a, "NO_SWITCH out of order");
+                    closeIf(a);
                 }
                 case CLOSING -> {
-                    if (!ready || closingSeen || body.hasRemaining()) {
-                        throw new ProtocolException("CLOSING out of order");
-                    }
-                    closingSeen = true;
+                    inOrder(step(PathSwitch.Event.CLOSING, body.hasRemaining() ? BODY : 0), "CLOSING out of order");
                     long n = life.peerClosing();
-                    if (n >= 0 && !switchSent) {
-                        // our output moved but its SWITCH is still queued: the count needs it first
-                        switchSent = true;
+                    int a = step(PathSwitch.Event.CLOSING_ANSWERED, n >= 0 ? COUNTED : 0);
+                    if ((a & SEND_SWITCH) != 0) {
                         s.send(SWITCH, longBytes(life.switchedAt()));
                     }
-                    s.send(DONE, longBytes(Math.max(n, 0)));
+                    if ((a & SEND_DONE) != 0) {
+                        s.send(DONE, longBytes(Math.max(n, 0)));
+                    }
                 }
                 case DONE -> {
-                    if (!closingSent || doneSeen) {
-                        throw new ProtocolException("DONE out of order");
-                    }
+                    long r = ask(PathSwitch.Event.DONE, 0);
+                    inOrder(PathSwitch.actions(r), "DONE out of order");
+                    // (the answer counts as seen only once the lifecycle took it)
                     life.onFin(body.getLong());
-                    doneSeen = true;
+                    store(r);
                 }
                 default -> throw new ProtocolException("unknown upgrade message " + kind);
             }
@@ -255,9 +266,7 @@ public final class Upgrade implements UpgradeSession.Handler {
     }
 
     private void onHello(ByteBuffer body) throws ProtocolException {
-        if (ready || client && connection == null) {
-            throw new ProtocolException("HELLO out of order");
-        }
+        inOrder(step(PathSwitch.Event.HELLO, client && connection == null ? NO_HALF : 0), "HELLO out of order");
         byte[] frame = new byte[body.remaining()];
         body.get(frame);
         HandshakeMessages.Hello hello = HandshakeMessages.decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
@@ -290,13 +299,13 @@ public final class Upgrade implements UpgradeSession.Handler {
         // send below: a send that fails ends the session at once, and onEnd frees the UCX half of
         // an upgrade that is not ready, which the lifecycle would free again at its close (a
         // client that closes as our HELLO goes out; regression: CloseAfterAnswerAcrossJvmsTest)
-        ready = true;
+        step(PathSwitch.Event.READIED, 0);
         if (!client) {
             // only now: a client that has our HELLO may send over UCX at once, and a channel that
             // closed before it was ready would have let go of the receives for those messages
             // (one that closes from here on takes them first, see closing)
             session.send(HELLO, hello(connection));
-            if (ended) {
+            if ((sw & ENDED) != 0) {
                 return; // the upgrade is off (onEnd)
             }
         }
@@ -308,62 +317,58 @@ public final class Upgrade implements UpgradeSession.Handler {
 
     /** Gives up on the upgrade: the connection stays plain (or, if a direction switched, goes on as it is). */
     private void abandon(String why) {
-        if (abandoned) {
+        int a = step(PathSwitch.Event.ABANDON, connection != null ? HALF : 0);
+        if ((a & UNCHANGED) != 0) {
             return;
         }
-        abandoned = true;
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection stays on TCP (" + why + ")");
         }
-        life.upgradeOff();
-        if (!ready && connection != null) {
+        if ((a & UPGRADE_OFF) != 0) {
+            life.upgradeOff();
+        }
+        if ((a & RELEASE) != 0) {
             connection.release();
         }
         connection = null;
-        if (session != null) {
+        if ((a & CLOSE_SESSION) != 0) {
             session.close();
         }
     }
 
     /**
-     * Closes the session once both directions are settled alike. One that ended raw while the
-     * other moved keeps it until a channel closes: its end is then the only news of that close
-     * for the side whose output is on UCX.
+     * Closes the session where PathSwitch says both directions are settled alike. One that
+     * ended raw while the other moved keeps it until a channel closes: its end is then the only
+     * news of that close for the side whose output is on UCX.
      */
-    private void maybeClose() {
-        if (mineDone && peerDone && mineRaw == peerRaw && session != null) {
+    private void closeIf(int actions) {
+        if ((actions & CLOSE_SESSION) != 0) {
             session.close();
         }
     }
 
     @Override
     public void onEnd(String why) {
-        if (ended) {
-            return;
-        }
-        ended = true;
-        if (closingSent && !doneSeen) {
-            // we closed and waited for the peer's count: it will not come
+        int a = step(PathSwitch.Event.SESSION_END, closeRequested ? CLOSE_REQUESTED : 0);
+        if ((a & STOP_AWAITING) != 0) {
             life.stopAwaitingPeer();
         }
-        if (!ready) {
+        if ((a & GIVE_UP) != 0) {
             abandon(why);
-            return;
         }
-        // the peer's output is raw (not moved, or ended raw): its bytes stay on the TCP connection,
-        // which tells their end itself, so a reset here is one of our output only
-        boolean peerOutputRaw = !peerDone || peerRaw;
-        if (switchSent && !mineDone) {
+        if ((a & RESET_UNTAKEN) != 0) {
             // we switched and the peer never took it: its channel closed (or it died, or broke the
             // protocol). Our output is gone; its output tells its own end: raw, by the kernel's FIN,
             // moved, by its FIN and CLOSE records, and if it died, by the end of its control
             // connection without them (a reset then)
             life.resetOutput("upgrade session ended before the peer took our switch (" + why + ")");
-        } else if (switchSent && peerOutputRaw && !closeRequested) {
+        }
+        if ((a & RESET_PEER_CLOSED) != 0) {
             // our output is on UCX, the peer's raw, and its session ended: its channel closed (or its
             // process died), and no record can say so behind its raw bytes
             life.resetOutput("Connection reset by peer (it closed before its output moved to UCX: " + why + ")");
-        } else if (!switchSent) {
+        }
+        if ((a & UPGRADE_OFF) != 0) {
             life.upgradeOff();
         }
     }
@@ -373,13 +378,10 @@ public final class Upgrade implements UpgradeSession.Handler {
     /** Our output switched after {@code n} raw bytes (a writer, under the channel's write lock). */
     void sendSwitch(long n) {
         runtime.peers().rendezvous().execute(() -> {
-            if (switchSent) {
-                return; // sent already, before our DONE (a CLOSING came first)
-            }
-            switchSent = true;
-            if (session != null && !ended) {
+            int a = step(PathSwitch.Event.OUTPUT_SWITCHED, 0);
+            if ((a & SEND_SWITCH) != 0) {
                 session.send(SWITCH, longBytes(n));
-            } else {
+            } else if ((a & RESET_OUTPUT) != 0) {
                 life.resetOutput("upgrade session gone before our switch");
             }
         });
@@ -396,11 +398,10 @@ public final class Upgrade implements UpgradeSession.Handler {
 
     /** Tells the peer that our output ended raw, once (rendezvous thread). */
     private void sendNoSwitch() {
-        if (session != null && !ended && !switchSent && !mineDone) {
-            mineDone = true;
-            mineRaw = true;
+        int a = step(PathSwitch.Event.OUTPUT_ENDED_RAW, 0);
+        if ((a & SEND_NO_SWITCH) != 0) {
             session.send(NO_SWITCH, new byte[0]);
-            maybeClose();
+            closeIf(a);
         }
     }
 
@@ -415,16 +416,13 @@ public final class Upgrade implements UpgradeSession.Handler {
      */
     void closing() {
         runtime.peers().rendezvous().execute(() -> {
-            if (closingSent) {
-                return;
-            }
-            if (session == null || ended || !ready || peerRaw) {
-                // no session to ask, or the peer's output ended raw: nothing of it is on UCX
+            int a = step(PathSwitch.Event.CLOSE_ASKS, 0);
+            if ((a & STOP_AWAITING) != 0) {
                 life.stopAwaitingPeer();
-                return;
             }
-            closingSent = true;
-            session.send(CLOSING, new byte[0]);
+            if ((a & SEND_CLOSING) != 0) {
+                session.send(CLOSING, new byte[0]);
+            }
         });
     }
 
