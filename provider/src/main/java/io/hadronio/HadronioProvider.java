@@ -1,5 +1,7 @@
 package io.hadronio;
 
+import io.hadronio.config.HadronioConfig;
+
 import io.hadronio.nio.HadronioServerSocketChannel;
 import io.hadronio.nio.HadronioSocketChannel;
 import io.hadronio.platform.JdkInternals;

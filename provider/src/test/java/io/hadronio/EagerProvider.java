@@ -1,5 +1,7 @@
 package io.hadronio;
 
+import io.hadronio.config.HadronioConfig;
+
 import java.util.Properties;
 
 /**

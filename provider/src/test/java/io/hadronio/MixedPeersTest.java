@@ -1,5 +1,7 @@
 package io.hadronio;
 
+import io.hadronio.config.HadronioConfig;
+
 import static java.nio.channels.SelectionKey.OP_READ;
 import static java.nio.channels.SelectionKey.OP_WRITE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;

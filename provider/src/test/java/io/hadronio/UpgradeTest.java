@@ -1,5 +1,7 @@
 package io.hadronio;
 
+import io.hadronio.config.HadronioConfig;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -84,10 +84,10 @@ public final class ChildJvm implements AutoCloseable {
      * (connections start on kernel TCP and move to UCX), false with -Dhadronio.upgrade=false
      * (connections on UCX from connect on). Children run in it unless a test says otherwise.
      */
-    public static final boolean UPGRADE_MODE = io.hadronio.HadronioConfig.fromSystemProperties().upgrade();
+    public static final boolean UPGRADE_MODE = io.hadronio.config.HadronioConfig.fromSystemProperties().upgrade();
     /** Local hadroNIO pairs open over a Unix stream, not TCP ({@code hadronio.local.stream}, with the upgrade mode). */
     public static final boolean LOCAL_STREAM = UPGRADE_MODE
-            && io.hadronio.HadronioConfig.fromSystemProperties().localStream();
+            && io.hadronio.config.HadronioConfig.fromSystemProperties().localStream();
 
     public static ChildJvm start(Class<?> main, List<String> jvmOptions, String... args) throws IOException {
         return start(main, System.getProperty("java.class.path"), jvmOptions, args);

@@ -3,7 +3,7 @@ package io.hadronio.it;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
+import io.hadronio.config.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import java.io.IOException;
 import java.net.InetAddress;

@@ -1,6 +1,6 @@
 package io.hadronio.connection;
 
-import io.hadronio.HadronioConfig;
+import io.hadronio.config.HadronioConfig;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -1,6 +1,6 @@
 package io.hadronio.transport;
 
-import io.hadronio.HadronioConfig;
+import io.hadronio.config.HadronioConfig;
 import io.hadronio.connection.Peers;
 import io.hadronio.connection.Secret;
 import io.hadronio.platform.HugePagePool;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static io.hadronio.nio.ThreadStates.awaitIn;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
+import io.hadronio.config.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
+import io.hadronio.config.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -2,7 +2,7 @@ package io.hadronio.transport;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
+import io.hadronio.config.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import java.util.Properties;
 

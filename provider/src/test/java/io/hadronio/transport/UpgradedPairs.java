@@ -3,7 +3,7 @@ package io.hadronio.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.HadronioConfig;
+import io.hadronio.config.HadronioConfig;
 import io.hadronio.HadronioProvider;
 import io.hadronio.HadronioSocketOptions;
 import java.io.IOException;

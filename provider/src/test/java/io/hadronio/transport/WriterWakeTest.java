@@ -38,7 +38,7 @@ class WriterWakeTest {
         java.util.Properties props = new java.util.Properties();
         props.putAll(System.getProperties());
         props.setProperty("hadronio.upgrade", "false");
-        HadronioProvider other = new HadronioProvider(io.hadronio.HadronioConfig.from(props));
+        HadronioProvider other = new HadronioProvider(io.hadronio.config.HadronioConfig.from(props));
         try (ServerSocketChannel server = other.openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             List<SocketChannel> clients = new ArrayList<>();

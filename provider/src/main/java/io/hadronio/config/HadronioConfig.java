@@ -1,4 +1,4 @@
-package io.hadronio;
+package io.hadronio.config;
 
 import java.util.Locale;
 import java.util.Map;
