@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.transport.LifecycleTable.Event;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -266,48 +265,11 @@ class LifecycleTableTest {
         return b.toString();
     }
 
-    private static final Path DOCS = Path.of("..", "docs", "architecture.md");
     private static final Path JAVADOC = Path.of("src", "main", "java", "io", "hadronio", "transport", "LifecycleTable.java");
-
-    /** The copy between the markers in {@code text}, each line with {@code prefix} taken off. */
-    private static String between(String text, String prefix) {
-        int a = text.indexOf(BEGIN);
-        int z = text.indexOf(END);
-        assertTrue(a >= 0 && z > a, "no generated table between " + BEGIN + " and " + END);
-        StringBuilder b = new StringBuilder();
-        // (up to the end marker's line: a Javadoc's " * " before it is no row)
-        String[] lines = text.substring(text.indexOf('\n', a) + 1, text.lastIndexOf('\n', z) + 1).split("\n");
-        for (String line : lines) {
-            if (line.startsWith(prefix)) {
-                b.append(line.substring(prefix.length())).append('\n');
-            }
-        }
-        return b.toString();
-    }
-
-    private static String replaced(String text, String table, String prefix) {
-        int a = text.indexOf(BEGIN);
-        int z = text.indexOf(END);
-        int lineStart = text.lastIndexOf('\n', z) + 1;
-        StringBuilder b = new StringBuilder(text.substring(0, text.indexOf('\n', a) + 1));
-        for (String line : table.split("\n")) {
-            b.append(prefix).append(line).append('\n');
-        }
-        return b.append(text.substring(lineStart)).toString();
-    }
 
     @Test
     void docsShowTheTable() throws IOException {
-        String table = markdown();
-        String docs = Files.readString(DOCS);
-        String javadoc = Files.readString(JAVADOC);
-        if (Boolean.getBoolean("lifecycle.table.write")) {
-            Files.writeString(DOCS, replaced(docs, table, ""));
-            Files.writeString(JAVADOC, replaced(javadoc, table, " * "));
-            return;
-        }
-        assertEquals(table, between(docs, ""), DOCS + ": run LifecycleTableTest with -Dlifecycle.table.write=true");
-        assertEquals(table, between(javadoc, " * "), JAVADOC + ": run LifecycleTableTest with -Dlifecycle.table.write=true");
+        GeneratedTable.check(markdown(), BEGIN, END, JAVADOC, "lifecycle.table.write", "LifecycleTableTest");
     }
 
     public static void main(String[] args) {

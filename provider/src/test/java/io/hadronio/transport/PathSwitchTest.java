@@ -2,11 +2,9 @@ package io.hadronio.transport;
 
 import static io.hadronio.transport.PathSwitch.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.transport.PathSwitch.Event;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -155,45 +153,11 @@ class PathSwitchTest {
         return b.toString();
     }
 
-    private static final Path DOCS = Path.of("..", "docs", "architecture.md");
     private static final Path JAVADOC = Path.of("src", "main", "java", "io", "hadronio", "transport", "PathSwitch.java");
-
-    private static String between(String text, String prefix) {
-        int a = text.indexOf(BEGIN);
-        int z = text.indexOf(END);
-        assertTrue(a >= 0 && z > a, "no generated table between " + BEGIN + " and " + END);
-        StringBuilder b = new StringBuilder();
-        // (up to the end marker's line: a Javadoc's " * " before it is no row)
-        for (String line : text.substring(text.indexOf('\n', a) + 1, text.lastIndexOf('\n', z) + 1).split("\n")) {
-            if (line.startsWith(prefix)) {
-                b.append(line.substring(prefix.length())).append('\n');
-            }
-        }
-        return b.toString();
-    }
-
-    private static String replaced(String text, String table, String prefix) {
-        int a = text.indexOf(BEGIN);
-        int z = text.indexOf(END);
-        StringBuilder b = new StringBuilder(text.substring(0, text.indexOf('\n', a) + 1));
-        for (String line : table.split("\n")) {
-            b.append(prefix).append(line).append('\n');
-        }
-        return b.append(text.substring(text.lastIndexOf('\n', z) + 1)).toString();
-    }
 
     @Test
     void docsShowTheTable() throws IOException {
-        String table = markdown();
-        String docs = Files.readString(DOCS);
-        String javadoc = Files.readString(JAVADOC);
-        if (Boolean.getBoolean("path.switch.table.write")) {
-            Files.writeString(DOCS, replaced(docs, table, ""));
-            Files.writeString(JAVADOC, replaced(javadoc, table, " * "));
-            return;
-        }
-        assertEquals(table, between(docs, ""), DOCS + ": run PathSwitchTest with -Dpath.switch.table.write=true");
-        assertEquals(table, between(javadoc, " * "), JAVADOC + ": run PathSwitchTest with -Dpath.switch.table.write=true");
+        GeneratedTable.check(markdown(), BEGIN, END, JAVADOC, "path.switch.table.write", "PathSwitchTest");
     }
 
     public static void main(String[] args) {
