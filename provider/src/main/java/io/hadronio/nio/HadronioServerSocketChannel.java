@@ -150,7 +150,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             offerLocalStreams(backlog < 1 ? DEFAULT_BACKLOG : backlog);
             if (runtime.config().hasRemoteNetworks()) {
                 // clients from other hosts may speak first at any time
-                runtime.control().acceptFor(tcp, this, port, true);
+                runtime.handshakes().acceptFor(tcp, this, port, true);
             }
         }
         return this;
@@ -160,7 +160,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private final Runnable onRegistered = this::acceptForRegisteredClient;
 
     private void acceptForRegisteredClient() {
-        runtime.control().acceptFor(tcp, this, port, false);
+        runtime.handshakes().acceptFor(tcp, this, port, false);
     }
 
     /**

@@ -123,14 +123,14 @@ final class ClientHandshake extends Handshake {
         }
         connection.connect(ready.connectionId(), ready.sliceSize(), ready.sliceCount(), server.workerAddress());
         ended();
-        reactor.established(key, life);
+        runtime.control().established(key, life);
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection to " + peer(tcp) + " accelerated over UCX "
                     + connection.transports());
         }
         if (!life.handshakeAccelerated(connection)) {
             // the channel closed (and with it the socket) while the handshake ran
-            reactor.forget(life);
+            runtime.control().forget(life);
             connection.release();
         }
         connection = null;

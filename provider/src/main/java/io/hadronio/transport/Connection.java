@@ -148,7 +148,7 @@ public final class Connection implements WorkerGroup.Readiness {
 
     private final WorkerGroup group;
     // flushes bytes that wait for credits when nobody else calls in
-    private final ControlLoop control;
+    private final ConnectionControl control;
     private final UcxWorker worker;
     private final ReentrantLock lock;
     // where the receive and send areas come from (huge pages within a budget)
@@ -237,7 +237,7 @@ public final class Connection implements WorkerGroup.Readiness {
     // whose state (end-of-stream, reset, close) this data path obeys; it keeps none of its own
     private final ConnectionLifecycle life;
 
-    Connection(ConnectionLifecycle life, WorkerGroup group, ControlLoop control, HugePagePool areas, int sliceSize,
+    Connection(ConnectionLifecycle life, WorkerGroup group, ConnectionControl control, HugePagePool areas, int sliceSize,
                int sliceCount, long sendBufferBytes) throws UcxException {
         this.sendBufferBytes = sendBufferBytes;
         this.life = life;

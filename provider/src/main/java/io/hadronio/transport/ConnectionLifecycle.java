@@ -17,7 +17,7 @@ import static io.hadronio.transport.LifecycleTable.*;
  * The one owner of a connection's lifecycle, plain or accelerated: its state ladder, the
  * path its bytes take, its half-closes, what its peer announced, and how it ends. The
  * socket channel, the selector, the UCX data path ({@link Connection}) and the control
- * thread ({@link ControlLoop}) tell it what happened and ask it what holds; none of them
+ * thread ({@link ConnectionControl}) tell it what happened and ask it what holds; none of them
  * keeps a copy.
  *
  * <h2>State</h2>
@@ -39,7 +39,7 @@ import static io.hadronio.transport.LifecycleTable.*;
  * <p>Every fact change wakes the threads waiting on the connection's worker, which then ask
  * {@link Connection#isReady} again.
  */
-public final class ConnectionLifecycle {
+public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.ClosedAtExit {
     private static final System.Logger LOG = System.getLogger(ConnectionLifecycle.class.getName());
     public static final int NEW = LifecycleTable.NEW;
     public static final int CONNECTING = LifecycleTable.CONNECTING;
@@ -61,7 +61,7 @@ public final class ConnectionLifecycle {
     // after this long with sends outstanding, a closing side nudges its peer
     private static final long NUDGE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
-    private final ControlLoop reactor;
+    private final ConnectionControl reactor;
     // the kernel socket: the whole connection on PATH_TCP, the control connection on PATH_UCX
     // the kernel socket; replaced once, before the connection opens, by a local stream's (useStream)
     SocketChannel tcp;
@@ -110,7 +110,7 @@ public final class ConnectionLifecycle {
     // exit closes without freeing memory: application threads may still be inside a read or write
     private boolean keepMemory;
 
-    private ConnectionLifecycle(ControlLoop reactor, SocketChannel tcp, int word) {
+    private ConnectionLifecycle(ConnectionControl reactor, SocketChannel tcp, int word) {
         this.reactor = reactor;
         this.tcp = tcp;
         this.word = word;
@@ -158,17 +158,17 @@ public final class ConnectionLifecycle {
     }
 
     /** A connection that is not set up yet ({@code SocketChannel.open()}). */
-    public static ConnectionLifecycle unconnected(ControlLoop reactor, SocketChannel tcp) {
+    public static ConnectionLifecycle unconnected(ConnectionControl reactor, SocketChannel tcp) {
         return new ConnectionLifecycle(reactor, tcp, NEW);
     }
 
     /** A plain TCP connection a server channel accepted. */
-    public static ConnectionLifecycle acceptedPlain(ControlLoop reactor, SocketChannel tcp) {
+    public static ConnectionLifecycle acceptedPlain(ConnectionControl reactor, SocketChannel tcp) {
         return new ConnectionLifecycle(reactor, tcp, OPEN | PATH_TCP);
     }
 
     /** The server's side of a connection whose handshake runs (control thread). */
-    static ConnectionLifecycle accepting(ControlLoop reactor, SocketChannel tcp) {
+    static ConnectionLifecycle accepting(ConnectionControl reactor, SocketChannel tcp) {
         return new ConnectionLifecycle(reactor, tcp, CONNECTING);
     }
 
@@ -1009,7 +1009,7 @@ public final class ConnectionLifecycle {
      * progress for a peer that nudged us, FIN once the sends completed, CLOSE and freeing
      * when draining. True while there is more to do.
      */
-    boolean tick() {
+    public boolean tick() {
         boolean more = false;
         if (progressForPeer) {
             progressForPeer = connection.progressForPeer();
@@ -1032,7 +1032,7 @@ public final class ConnectionLifecycle {
     }
 
     /** A FIN or CLOSE is still to be sent (the JVM's exit waits for those). */
-    boolean owesPeer() {
+    public boolean owesPeer() {
         int w = word;
         int s = w & LADDER;
         return s != CLOSED && ((w & (OUTPUT_SHUT | FIN_SENT)) == OUTPUT_SHUT && (w & (PATH_UCX | OUT_UCX)) != 0
@@ -1310,7 +1310,7 @@ public final class ConnectionLifecycle {
      * kernel does for its sockets, but leave the memory: application threads may still be
      * inside a read or write.
      */
-    void closeAtExit() {
+    public void closeAtExit() {
         long a = step(Event.EXIT, connection != null ? HALF : 0);
         if ((a & MEMORY_STAYS) != 0) {
             keepMemory = true;

@@ -5,6 +5,7 @@ import io.hadronio.connection.Peers;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
@@ -20,7 +21,6 @@ import java.util.function.Function;
  */
 public final class Handshakes {
     private final UcxRuntime runtime;
-    private final ControlLoop control;
     // what the handshakes see of the control loop
     private final Reactor reactor;
     private final Function<SocketChannel, ConnectionLifecycle> lifecycles;
@@ -31,11 +31,33 @@ public final class Handshakes {
     // handshakes in progress, both sides (a diagnostic: control.handshakes)
     private volatile int inProgress;
 
-    Handshakes(UcxRuntime runtime, ControlLoop reactor) {
+    Handshakes(UcxRuntime runtime, ConnectionControl control) {
         this.runtime = runtime;
-        this.control = reactor;
-        this.reactor = reactor;
-        this.lifecycles = tcp -> ConnectionLifecycle.accepting(reactor, tcp);
+        this.reactor = control.reactor();
+        this.lifecycles = tcp -> ConnectionLifecycle.accepting(control, tcp);
+    }
+
+    /**
+     * Accepts on a server channel's kernel listener for it while it may have clients that
+     * expect a handshake: after a registration at the rendezvous ({@code always} false:
+     * until no registration for the port is left unclaimed) or for good when clients from
+     * other hosts may speak first ({@code always} true). Their connect must complete
+     * whether or not the application calls accept(), as a kernel connect does. A plain
+     * client accepted here waits in the queue. Any thread.
+     */
+    public void acceptFor(ServerSocketChannel tcp, AcceptQueue queue, int port, boolean always) {
+        reactor.execute(() -> {
+            SelectionKey key = reactor.keyFor(tcp);
+            try {
+                if (key == null) {
+                    reactor.register(tcp, SelectionKey.OP_ACCEPT, new ListenerWatch(tcp, queue, runtime, port, always));
+                } else if (key.isValid()) {
+                    key.interestOps(SelectionKey.OP_ACCEPT);
+                }
+            } catch (IOException e) {
+                // closed meanwhile
+            }
+        });
     }
 
     /**
@@ -120,7 +142,7 @@ public final class Handshakes {
      * reactor's selector (only then does closing it really close it). Any thread.
      */
     public void abandon(ServerSocketChannel listener, AcceptQueue queue, Runnable then) {
-        control.abandon(listener, () -> {
+        reactor.abandon(listener, () -> {
             for (ServerHandshake h : new ArrayList<>(serving)) {
                 if (h.queue == queue) {
                     h.refuse("server closed");

@@ -185,7 +185,7 @@ final class ServerHandshake extends Handshake {
                 serverHello, connection.localId, connection.rxSliceSize, connection.rxSliceCount)));
         life.acceptedAccelerated(connection);
         ended();
-        reactor.established(key, life);
+        runtime.control().established(key, life);
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection from " + peer(tcp) + " accelerated over UCX "
                     + connection.transports());

@@ -27,7 +27,9 @@ public final class UcxRuntime {
     private final AtomicInteger nextGroup = new AtomicInteger();
     // connection halves made since start, whoever asked (handshakes, upgrades): see connectionsMade
     private final java.util.concurrent.atomic.AtomicLong connectionsMade = new java.util.concurrent.atomic.AtomicLong();
-    private final ControlLoop control;
+    // the control thread (the reactor) and what connections have it do
+    private final ControlLoop loop;
+    private final ConnectionControl control;
     private final Handshakes handshakes;
     private final SelectorProvider platform;
     private final Peers peers;
@@ -45,7 +47,8 @@ public final class UcxRuntime {
         this.groups = groups;
         this.platform = platform;
         this.peers = peers;
-        this.control = new ControlLoop(this, platform);
+        this.loop = new ControlLoop(platform);
+        this.control = new ConnectionControl(loop, this);
         this.handshakes = new Handshakes(this, control);
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
         this.localStreams = config.upgrade() && config.localStream()
@@ -169,7 +172,8 @@ public final class UcxRuntime {
         return peers;
     }
 
-    public ControlLoop control() {
+    /** What connections have the control thread do for them. */
+    public ConnectionControl control() {
         return control;
     }
 
@@ -195,7 +199,8 @@ public final class UcxRuntime {
      * requests not released and endpoints not closed (all workers), upcall targets
      * (JVM-wide), connections' native memory not freed (JVM-wide: count, bytes, and how
      * many a release had to leave to requests in flight), unclaimed rendezvous
-     * registrations, what the control thread holds ({@link ControlLoop#counts}) and the
+     * registrations, what the control thread holds ({@link ControlLoop#counts}), the handshakes that ended
+     * accelerated ({@code control.accelerated.total}) and the
      * handshakes in progress on it ({@code control.handshakes}). With
      * no connection open and none closing, all but the upcall targets (the workers' own),
      * the retained memory and the cumulative {@code control.accelerated.total} are 0. Not
@@ -224,7 +229,8 @@ public final class UcxRuntime {
         counts.put("connections.memory.retained", (long) Connection.memoryRetained());
         counts.put("connections.memory.hugepages.bytes", areas.mappedBytes());
         counts.put("rendezvous.expected", (long) peers.rendezvous().expectedRegistrations());
-        counts.putAll(control.counts());
+        counts.putAll(loop.counts());
+        counts.put("control.accelerated.total", control.accelerated());
         counts.put("control.handshakes", (long) handshakes.inProgress());
         return java.util.Collections.unmodifiableMap(counts);
     }
