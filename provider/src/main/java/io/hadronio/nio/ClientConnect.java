@@ -7,10 +7,14 @@ import io.hadronio.transport.UcxRuntime;
 import io.hadronio.transport.Upgrades;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.NoConnectionPendingException;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -34,18 +38,27 @@ final class ClientConnect {
     private final ChannelIo io;
     private final UpgradeConversion conversion;
     private final GoPlain goPlain;
-    // the rendezvous thread's move of an idle output to UCX (the channel's, it takes the write lock)
-    private final Runnable switchIdleOutput;
 
     ClientConnect(UcxRuntime runtime, ConnectionLifecycle life, KernelStream kernel, ChannelIo io,
-                  UpgradeConversion conversion, GoPlain goPlain, Runnable switchIdleOutput) {
+                  UpgradeConversion conversion, GoPlain goPlain) {
         this.runtime = runtime;
         this.life = life;
         this.kernel = kernel;
         this.io = io;
         this.conversion = conversion;
         this.goPlain = goPlain;
-        this.switchIdleOutput = switchIdleOutput;
+    }
+
+    /** The remote address of {@code connect}, checked as the JDK's channel checks it. */
+    static InetSocketAddress checkRemote(SocketAddress remote) {
+        Objects.requireNonNull(remote, "remote");
+        if (!(remote instanceof InetSocketAddress isa)) {
+            throw new UnsupportedAddressTypeException();
+        }
+        if (isa.isUnresolved()) {
+            throw new UnresolvedAddressException();
+        }
+        return isa;
     }
 
     /** @param timeoutMillis the socket adaptor's connect timeout (blocking only), 0: none */
@@ -57,8 +70,7 @@ final class ClientConnect {
         if (upgrades != null && runtime.peers().isLocal(isa.getAddress())) {
             boolean stream = kernel.connectStream(isa);
             upgrades.prepareClient(life);
-            life.idleOutputSwitch(switchIdleOutput);
-            life.converter(conversion::request);
+            conversion.attach();
             goPlain.run();
             if (stream) {
                 connectedPlainly();
@@ -127,8 +139,7 @@ final class ClientConnect {
      * the application.
      */
     void accepted(int serverPort) throws IOException {
-        life.idleOutputSwitch(switchIdleOutput);
-        life.converter(conversion::request);
+        conversion.attach();
         runtime.upgrades().accepted(life, kernel.remoteAddress(), serverPort);
     }
 

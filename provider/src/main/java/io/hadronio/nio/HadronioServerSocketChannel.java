@@ -5,6 +5,7 @@ import io.hadronio.connection.Peers;
 import io.hadronio.platform.EPollSet;
 import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
+import io.hadronio.platform.PollSet;
 import io.hadronio.transport.AcceptQueue;
 import io.hadronio.transport.AdaptiveSpin;
 import io.hadronio.transport.ConnectionLifecycle;
@@ -349,7 +350,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                     // found a connection there (a burst) does not
                     long start = System.nanoTime();
                     awaitAcceptable(deadline == Long.MAX_VALUE ? -1 : timeoutMillis);
-                    waited = System.nanoTime() - start > HadronioSocketChannel.SLEPT_NANOS;
+                    waited = System.nanoTime() - start > PollSet.SLEPT_NANOS;
                 }
                 while ((accepted = tryAccept()) == null && blocking && isOpen()) {
                     waited = true;

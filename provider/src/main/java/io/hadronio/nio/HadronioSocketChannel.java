@@ -5,8 +5,6 @@ import io.hadronio.connection.LocalStreams;
 import io.hadronio.path.ChannelIo;
 import io.hadronio.path.KernelStream;
 import io.hadronio.path.Paths;
-import io.hadronio.path.UpgradingKernelPath;
-import io.hadronio.transport.Connection;
 import io.hadronio.transport.ConnectionLifecycle;
 import io.hadronio.transport.UcxRuntime;
 import java.io.IOException;
@@ -19,8 +17,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.UnresolvedAddressException;
-import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.Objects;
 import java.util.Set;
@@ -46,9 +42,6 @@ import java.util.function.Supplier;
  * then the worker group's, then the lifecycle's monitor (a leaf, never held while blocking).
  */
 public final class HadronioSocketChannel extends SocketChannel implements UcxSelectable {
-    /** A poll(2) that took longer slept until its event came (the server channel's accept uses it too). */
-    static final long SLEPT_NANOS = UpgradingKernelPath.SLEPT_NANOS;
-
     private final UcxRuntime runtime;
     // the read and write locks, and the step that runs when no other thread holds either
     private final ChannelLocks locks = new ChannelLocks();
@@ -119,17 +112,15 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.life = life;
         this.kernel = kernel.apply(life, io);
         this.paths = new Paths(life, this.kernel, io);
-        this.conversion = new UpgradeConversion(locks, life, this.kernel, io, blockingLock());
-        this.connector = new ClientConnect(runtime, life, this.kernel, io, conversion, this::usePlainTcp,
-                this::switchIdleOutput);
+        this.conversion = new UpgradeConversion(locks, life, this.kernel, io, blockingLock(), this::afterUnlock);
+        this.connector = new ClientConnect(runtime, life, this.kernel, io, conversion, this::usePlainTcp);
         life.readinessListener(readySignal);
     }
 
     /** Goes plain: from now on the kernel socket is the channel, in this channel's blocking mode. */
     private void usePlainTcp() throws IOException {
         synchronized (blockingLock()) {
-            life.choosePlain();
-            kernel.goPlain(isBlocking());
+            paths.goPlain(isBlocking());
         }
     }
 
@@ -146,23 +137,14 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         life.ensureOpenForIo();
     }
 
-    /**
-     * The path the bytes take, as {@link HadronioSocketOptions#TRANSPORT} reports it:
-     * {@code "ucx:cma,sysv"} (the UCX transports in use), {@code "tcp"}, {@code "unix"} (a local
-     * stream not moved yet), or {@code ""} while not connected.
-     */
+    /** The path the bytes take ({@link Paths#transport()}), as {@link HadronioSocketOptions#TRANSPORT} reports it. */
     public String transport() {
-        String t = life.transport();
-        return kernel.isLocalStream() && "tcp".equals(t) ? "unix" : t;
+        return paths.transport();
     }
 
-    /**
-     * The transports UCX uses for this connection, e.g. [cma, sysv] ([] on plain TCP, and on
-     * an upgraded one until both directions moved, as {@link #transport()} says), for logs and tests.
-     */
+    /** The transports UCX uses for this connection ({@link Paths#transports()}), for logs and tests. */
     public String transports() {
-        Connection c = life.connection();
-        return c == null || !life.onUcx() ? "[]" : c.transports();
+        return paths.transports();
     }
 
     /** The connection's owner: its state, paths and half-closes (diagnostics and tests read it; nothing else). */
@@ -217,7 +199,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * @param timeoutMillis the socket adaptor's connect timeout (blocking only), 0: none
      */
     boolean connect(SocketAddress remote, int timeoutMillis) throws IOException {
-        InetSocketAddress isa = checkRemote(remote);
+        InetSocketAddress isa = ClientConnect.checkRemote(remote);
         readLock.lock();
         writeLock.lock();
         try {
@@ -232,36 +214,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     /** An accepted local connection may move to UCX later (before the application gets the channel). */
     void upgradeAccepted(int serverPort) throws IOException {
         connector.accepted(serverPort);
-    }
-
-    /**
-     * The UCX half is ready (rendezvous thread): if no writer is inside, our output moves to
-     * UCX now; a writer that is inside moves it at its next write.
-     */
-    private void switchIdleOutput() {
-        if (writeLock.tryLock()) {
-            try {
-                if (isOpen() && life.outputRaw()) {
-                    life.trySwitchOutput();
-                }
-            } finally {
-                writeLock.unlock();
-            }
-            // a close while we held the write lock left its last step to us: else the peer never
-            // reads its end (UpgradeTest#shouldEndTheStreamWhenTheServerClosesAsItsIdleOutputMoves)
-            afterUnlock();
-        }
-    }
-
-    private static InetSocketAddress checkRemote(SocketAddress remote) {
-        Objects.requireNonNull(remote, "remote");
-        if (!(remote instanceof InetSocketAddress isa)) {
-            throw new UnsupportedAddressTypeException();
-        }
-        if (isa.isUnresolved()) {
-            throw new UnresolvedAddressException();
-        }
-        return isa;
     }
 
     @Override
@@ -333,36 +285,30 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     // ---- options -------------------------------------------------------------------------------
 
+    /** The one check of an option and its value; the paths take them as checked. */
     @Override
     public <T> SocketChannel setOption(SocketOption<T> name, T value) throws IOException {
-        Objects.requireNonNull(name);
         // the JDK's order: the option, then its value, then whether the channel is open
-        if (!supportedOptions().contains(name)) {
-            throw new UnsupportedOperationException("'" + name + "' not supported");
-        }
+        ensureSupported(name);
         if (!name.type().isInstance(value)) {
             throw new IllegalArgumentException("Invalid value '" + value + "'");
         }
         ensureOpen();
-        if (name == HadronioSocketOptions.TRANSPORT) {
-            throw new UnsupportedOperationException("'" + name + "' is read-only");
-        }
-        kernel.setOption(name, value, life.state() == ConnectionLifecycle.NEW);
+        paths.setOption(name, value);
         return this;
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <T> T getOption(SocketOption<T> name) throws IOException {
-        Objects.requireNonNull(name);
-        if (!supportedOptions().contains(name)) {
+        ensureSupported(name);
+        ensureOpen();
+        return paths.getOption(name);
+    }
+
+    private void ensureSupported(SocketOption<?> name) {
+        if (!supportedOptions().contains(Objects.requireNonNull(name))) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
-        ensureOpen();
-        if (name == HadronioSocketOptions.TRANSPORT) {
-            return (T) transport();
-        }
-        return kernel.getOption(name);
     }
 
     @Override
@@ -375,12 +321,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     @Override
     public SocketChannel shutdownInput() throws IOException {
         ensureConnected();
-        if (life.isPlain() && !life.isUpgradable()) {
-            kernel.shutdownInput();
-        }
-        // a reader blocked in await() wakes and returns -1 (as the JDK's shutdownInput
-        // signals its reader thread)
-        life.shutdownInput();
+        paths.shutdownInput();
         return this;
     }
 
@@ -389,12 +330,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         writeLock.lock();
         try {
             ensureConnected();
-            if (life.outputRaw()) {
-                kernel.shutdownOutput();
-                life.outputEndedRaw();
-            }
-            // accelerated: FIN goes out once the sends posted so far completed
-            life.shutdownOutput();
+            paths.shutdownOutput();
         } finally {
             writeLock.unlock();
             afterUnlock();
@@ -410,25 +346,19 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         return life.isOutputShut();
     }
 
-    /** TCP urgent data, on a plain connection; on an accelerated one it is dropped (a peer without OOBINLINE drops it too). */
+    /** TCP urgent data ({@link Paths#sendUrgentData}), for the socket adaptor. */
     void sendUrgentData(int data) throws IOException {
         ensureConnected();
         if (life.isOutputShut()) {
             // what the JDK's adaptor throws here, whichever path carries the connection
             throw AdaptorExceptions.closedInBlockingCall();
         }
-        if (life.isPlain()) {
-            kernel.sendUrgentData(data);
-        }
+        paths.sendUrgentData(data);
     }
 
-    /**
-     * The TCP socket, for the adaptor's options that only a TCP connection has: while the
-     * channel is unconnected (an option set now applies to the TCP connect that may follow) and
-     * while a connection is plain TCP; null otherwise.
-     */
-    java.net.Socket plainSocket() {
-        return life.state() == ConnectionLifecycle.NEW || life.isPlain() ? kernel.plainSocket() : null;
+    /** The TCP socket for the adaptor's TCP-only options ({@link Paths#plainSocket()}), or null. */
+    Socket plainSocket() {
+        return paths.plainSocket();
     }
 
     // ---- data path -----------------------------------------------------------------------------
@@ -562,9 +492,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     protected void implConfigureBlocking(boolean block) throws IOException {
         // plain, the kernel socket is the channel; otherwise blocking is a property of our own
         // waits, and the socket stays non-blocking
-        if (life.isPlain() && !life.isUpgradable()) {
-            kernel.configureBlocking(block);
-        }
+        paths.configureBlocking(block);
     }
 
     /**
@@ -590,7 +518,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * Called by every holder of the read or write lock after it released it: a close, or the
      * upgrade's conversion, that found the lock taken left its step to the holder (not only
      * readers and writers: shutdownOutput, finishConnect and the rendezvous thread's idle output
-     * switch too). Without the conversion here, a channel that goes idle after a session came
+     * switch, {@link UpgradeConversion#switchIdleOutput}, too). Without the conversion here, a channel that goes idle after a session came
      * while a thread was inside (a write, a shutdownOutput) would never move (regression:
      * UpgradeTest#shouldMoveOnceTheThreadInsideAtTheSessionLeavesAndTheChannelStaysIdle).
      */
@@ -647,25 +575,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder(getClass().getSimpleName()).append('[');
-        if (!isOpen()) {
-            sb.append("closed");
-        } else {
-            int s = life.state();
-            sb.append(switch (s) {
-                case ConnectionLifecycle.NEW -> "unconnected";
-                case ConnectionLifecycle.CONNECTING -> "connection-pending";
-                case ConnectionLifecycle.OPEN -> "connected";
-                default -> "closing";
-            });
-            if (s == ConnectionLifecycle.OPEN) {
-                sb.append(' ').append(transport());
-            }
-            sb.append(kernel.describe(s == ConnectionLifecycle.OPEN));
-            // the connection's facts (which directions moved, what each side announced): what a
-            // hung application's dump needs
-            sb.append(' ').append(life);
-        }
-        return sb.append(']').toString();
+        return getClass().getSimpleName() + '[' + (isOpen() ? paths.describe() : "closed") + ']';
     }
 }

@@ -13,7 +13,9 @@ import java.util.function.Supplier;
  * anything can switch a direction. A thread asleep inside the socket (a blocking read waiting
  * in the kernel, as with the JDK) would hold the raw input across the peer's switch point, so
  * the conversion happens when no thread is inside the channel ({@link ChannelLocks#runAlone}):
- * now if none is, else when the last one leaves, or at the next read or write.
+ * now if none is, else when the last one leaves, or at the next read or write. The move's
+ * other step that waits for the channel's threads is here too: the switch of an idle output
+ * ({@link #switchIdleOutput}).
  */
 final class UpgradeConversion {
     private final ChannelLocks locks;
@@ -22,6 +24,8 @@ final class UpgradeConversion {
     private final ChannelIo io;
     // the channel's blocking-mode lock: the conversion changes the socket's mode
     private final Object blockingLock;
+    // the channel's step after a lock's release: a close or a conversion left to the holder
+    private final Runnable afterUnlock;
     // what runs once the socket is non-blocking (the upgrade's next step) while a conversion
     // is wanted; null otherwise
     private volatile Runnable after;
@@ -30,12 +34,38 @@ final class UpgradeConversion {
     private final Supplier<Runnable> convert = this::convertLocked;
 
     UpgradeConversion(ChannelLocks locks, ConnectionLifecycle life, KernelStream kernel, ChannelIo io,
-                      Object blockingLock) {
+                      Object blockingLock, Runnable afterUnlock) {
         this.locks = locks;
+        this.afterUnlock = afterUnlock;
         this.life = life;
         this.kernel = kernel;
         this.io = io;
         this.blockingLock = blockingLock;
+    }
+
+    /** The connection may move to UCX: its upgrade converts the channel and switches its idle output through us. */
+    void attach() {
+        life.idleOutputSwitch(this::switchIdleOutput);
+        life.converter(this::request);
+    }
+
+    /**
+     * The UCX half is ready (rendezvous thread): if no writer is inside, our output moves to
+     * UCX now; a writer that is inside moves it at its next write.
+     */
+    void switchIdleOutput() {
+        if (locks.write.tryLock()) {
+            try {
+                if (io.isOpen() && life.outputRaw()) {
+                    life.trySwitchOutput();
+                }
+            } finally {
+                locks.write.unlock();
+            }
+            // a close while we held the write lock left its last step to us: else the peer never
+            // reads its end (UpgradeTest#shouldEndTheStreamWhenTheServerClosesAsItsIdleOutputMoves)
+            afterUnlock.run();
+        }
     }
 
     /** The upgrade wants to go on: convert, then {@code then} runs. Any thread. */

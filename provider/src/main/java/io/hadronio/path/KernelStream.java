@@ -203,7 +203,11 @@ public final class KernelStream implements DataPath {
         return s != null ? s : (InetSocketAddress) socket.getRemoteAddress();
     }
 
-    /** Sets an option; {@code beforeConnect}: remembered, for a local stream that connect may choose. */
+    /**
+     * Sets an option of {@link #supportedOptions()} to a value of its type (the channel checked
+     * both, in the JDK's order); {@code beforeConnect}: remembered, for a local stream that connect
+     * may choose.
+     */
     public <T> void setOption(SocketOption<T> name, T value, boolean beforeConnect) throws IOException {
         Map<SocketOption<?>, Object> opts = streamOptions;
         if (opts != null && !socket.supportedOptions().contains(name)) {
@@ -216,13 +220,11 @@ public final class KernelStream implements DataPath {
         }
     }
 
+    /** An option of {@link #supportedOptions()} (the channel checked it); a local stream's as TCP's would read. */
     @SuppressWarnings("unchecked")
     public <T> T getOption(SocketOption<T> name) throws IOException {
         Map<SocketOption<?>, Object> opts = streamOptions;
         if (opts != null && !socket.supportedOptions().contains(name)) {
-            if (!supportedOptions().contains(name)) {
-                throw new UnsupportedOperationException("'" + name + "' not supported");
-            }
             Object v = opts.get(name);
             return (T) (v != null ? v : tcpDefaults().get(name));
         }
@@ -250,14 +252,12 @@ public final class KernelStream implements DataPath {
         return set;
     }
 
-    /** A TCP option of a local stream connection: checked as the JDK checks it, then remembered. */
-    private void setStreamOption(Map<SocketOption<?>, Object> opts, SocketOption<?> name, Object value) {
-        if (!supportedOptions().contains(name)) {
-            throw new UnsupportedOperationException("'" + name + "' not supported");
-        }
-        if (value == null || !name.type().isInstance(value)) {
-            throw new IllegalArgumentException("Invalid value '" + value + "'");
-        }
+    /**
+     * A TCP option of a local stream connection, remembered. The channel checked that TCP has
+     * the option and that the value has its type; what TCP's socket checks of the value itself
+     * (the range of IP_TOS) is checked here, as it would have been.
+     */
+    private static void setStreamOption(Map<SocketOption<?>, Object> opts, SocketOption<?> name, Object value) {
         if (name == StandardSocketOptions.IP_TOS) {
             int tos = (Integer) value;
             if (tos < 0 || tos > 255) {

@@ -1,8 +1,11 @@
 package io.hadronio.path;
 
+import io.hadronio.HadronioSocketOptions;
 import io.hadronio.transport.Connection;
 import io.hadronio.transport.ConnectionLifecycle;
 import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketOption;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 
@@ -13,7 +16,9 @@ import java.nio.channels.SelectionKey;
  * direction only ever moves along that line: a path answers {@link DataPath#MOVED} when its
  * direction moved on during the call, and the call goes to the next one. A direction's readiness is its
  * path's: the kernel socket's fd (a selector polls it) while on the kernel, UCX's completions
- * (signalled) once switched.
+ * (signalled) once switched. What the channel does to a direction beyond its bytes (shut it
+ * down, change its blocking mode, send urgent data) goes to its path here too, and so does what
+ * the channel reports of them ({@link #transport()}, {@link #describe()}).
  */
 public final class Paths {
     private final ConnectionLifecycle life;
@@ -119,5 +124,121 @@ public final class Paths {
             ops &= ~SelectionKey.OP_WRITE;
         }
         return ops;
+    }
+
+    // ---- what the channel does to a direction beyond its bytes -------------------------------------
+
+    /**
+     * True while the kernel socket is the whole connection, in the channel's blocking mode: plain,
+     * and not converted for a move to UCX (then the socket is non-blocking and blocking emulated).
+     */
+    private boolean kernelIsChannel() {
+        return life.isPlain() && !life.isUpgradable();
+    }
+
+    /** The channel's blocking mode changed: the kernel socket follows while it is the channel; otherwise blocking is our waits'. */
+    public void configureBlocking(boolean block) throws IOException {
+        if (kernelIsChannel()) {
+            kernel.configureBlocking(block);
+        }
+    }
+
+    /** Goes plain: from now on the kernel socket is the channel, in the channel's blocking mode {@code block}. */
+    public void goPlain(boolean block) throws IOException {
+        life.choosePlain();
+        kernel.goPlain(block);
+    }
+
+    /** Shuts the input down: the kernel socket's while it is the channel, and a reader waiting in our own wait wakes. */
+    public void shutdownInput() throws IOException {
+        if (kernelIsChannel()) {
+            kernel.shutdownInput();
+        }
+        // a reader blocked in await() wakes and returns -1 (as the JDK's shutdownInput
+        // signals its reader thread)
+        life.shutdownInput();
+    }
+
+    /** Shuts the output down (under the channel's write lock): on the kernel socket while raw, after the posted sends on UCX. */
+    public void shutdownOutput() throws IOException {
+        if (life.outputRaw()) {
+            kernel.shutdownOutput();
+            life.outputEndedRaw();
+        }
+        // accelerated: FIN goes out once the sends posted so far completed
+        life.shutdownOutput();
+    }
+
+    /** TCP urgent data, on a plain connection; on an accelerated one it is dropped (a peer without OOBINLINE drops it too). */
+    public void sendUrgentData(int data) throws IOException {
+        if (life.isPlain()) {
+            kernel.sendUrgentData(data);
+        }
+    }
+
+    /**
+     * The TCP socket, for the adaptor's options that only a TCP connection has: while the
+     * channel is unconnected (an option set now applies to the TCP connect that may follow) and
+     * while a connection is plain TCP; null otherwise.
+     */
+    public Socket plainSocket() {
+        return life.state() == ConnectionLifecycle.NEW || life.isPlain() ? kernel.plainSocket() : null;
+    }
+
+    /**
+     * Sets an option the channel checked (one of {@link KernelStream#supportedOptions()}, a value
+     * of its type, the channel open): the kernel socket's, or {@link HadronioSocketOptions#TRANSPORT},
+     * which is read-only.
+     */
+    public <T> void setOption(SocketOption<T> name, T value) throws IOException {
+        if (name == HadronioSocketOptions.TRANSPORT) {
+            throw new UnsupportedOperationException("'" + name + "' is read-only");
+        }
+        kernel.setOption(name, value, life.state() == ConnectionLifecycle.NEW);
+    }
+
+    /** An option the channel checked: the kernel socket's, or {@link HadronioSocketOptions#TRANSPORT}. */
+    @SuppressWarnings("unchecked")
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        return name == HadronioSocketOptions.TRANSPORT ? (T) transport() : kernel.getOption(name);
+    }
+
+    // ---- what the channel reports ----------------------------------------------------------------
+
+    /**
+     * The path the bytes take, as {@link HadronioSocketOptions#TRANSPORT} reports it:
+     * {@code "ucx:cma,sysv"} (the UCX transports in use), {@code "tcp"}, {@code "unix"} (a local
+     * stream not moved yet), or {@code ""} while not connected.
+     */
+    public String transport() {
+        String t = life.transport();
+        return kernel.isLocalStream() && "tcp".equals(t) ? "unix" : t;
+    }
+
+    /**
+     * The transports UCX uses for this connection, e.g. [cma, sysv] ([] on plain TCP, and on
+     * an upgraded one until both directions moved, as {@link #transport()} says).
+     */
+    public String transports() {
+        Connection c = life.connection();
+        return c == null || !life.onUcx() ? "[]" : c.transports();
+    }
+
+    /** An open channel's state, path, addresses and connection facts, for its {@code toString}. */
+    public String describe() {
+        int s = life.state();
+        StringBuilder sb = new StringBuilder(switch (s) {
+            case ConnectionLifecycle.NEW -> "unconnected";
+            case ConnectionLifecycle.CONNECTING -> "connection-pending";
+            case ConnectionLifecycle.OPEN -> "connected";
+            default -> "closing";
+        });
+        if (s == ConnectionLifecycle.OPEN) {
+            sb.append(' ').append(transport());
+        }
+        sb.append(kernel.describe(s == ConnectionLifecycle.OPEN));
+        // the connection's facts (which directions moved, what each side announced): what a
+        // hung application's dump needs
+        return sb.append(' ').append(life).toString();
     }
 }

@@ -20,11 +20,6 @@ public final class UpgradingKernelPath implements DataPath {
     // how long an emulated blocking wait sleeps in poll(2) before it looks at the channel again
     // (a close from another thread cannot wake a poll on the socket)
     private static final int WAIT_SLICE_MILLIS = 20;
-    /**
-     * A poll(2) that took longer slept until its event came (one that finds the event there
-     * returns within a few µs).
-     */
-    public static final long SLEPT_NANOS = 10_000;
 
     private final KernelStream kernel;
     private final ConnectionLifecycle life;
@@ -55,7 +50,7 @@ public final class UpgradingKernelPath implements DataPath {
                     // read should wait first too, one that found the bytes there does not
                     long start = System.nanoTime();
                     await(PollSet.POLLIN, deadline);
-                    waited = System.nanoTime() - start > SLEPT_NANOS;
+                    waited = System.nanoTime() - start > PollSet.SLEPT_NANOS;
                 }
             }
             while (true) {

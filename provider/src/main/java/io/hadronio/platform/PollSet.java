@@ -22,6 +22,11 @@ public final class PollSet implements AutoCloseable {
     public static final short POLLERR = 0x008;
     public static final short POLLHUP = 0x010;
     public static final short POLLNVAL = 0x020;
+    /**
+     * A poll(2) or epoll_wait(2) that took longer slept until its event came (one that finds the
+     * event there returns within a few µs): a waiter that slept waits first next time.
+     */
+    public static final long SLEPT_NANOS = 10_000;
     private static final int EINTR = 4;
 
     /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
