@@ -175,7 +175,7 @@ public final class EPollSet implements AutoCloseable {
     private int waitOnce(int timeoutMillis) throws IOException {
         if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
             // a virtual thread naps, then parks until the set is readable, then looks without waiting
-            PollSet.sleepOnSet(epfd, timeoutMillis);
+            Nap.sleepOnSet(epfd, timeoutMillis);
             timeoutMillis = 0;
         }
         int n;

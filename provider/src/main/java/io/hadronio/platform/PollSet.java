@@ -17,7 +17,7 @@ import java.lang.invoke.MethodHandle;
  * one thread at a time (the selecting one); the array is reused between calls.
  */
 public final class PollSet implements AutoCloseable {
-    public static final short POLLIN = 0x001;
+    public static final short POLLIN = Nap.POLLIN;
     public static final short POLLOUT = 0x004;
     public static final short POLLERR = 0x008;
     public static final short POLLHUP = 0x010;
@@ -27,26 +27,18 @@ public final class PollSet implements AutoCloseable {
      * event there returns within a few µs): a waiter that slept waits first next time.
      */
     public static final long SLEPT_NANOS = 10_000;
-    private static final int EINTR = 4;
 
     /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
     private static final MethodHandle MH$poll = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
             WordCalls.word(3),
             Linker.Option.captureCallState("errno"));
-    /** {@snippet lang=c : int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask); } */
-    private static final MethodHandle MH$ppoll = Linker.nativeLinker().downcallHandle(
-            Linker.nativeLinker().defaultLookup().find("ppoll").orElseThrow(),
-            WordCalls.word(4),
-            Linker.Option.captureCallState("errno"));
-    private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
-            .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
 
     // shared: a selector is often made in one thread and selected in another
     private final Arena arena = Arena.ofShared();
     private final MemorySegment errno = arena.allocate(Linker.Option.captureStateLayout());
     // struct timespec for a virtual thread's nap
-    private final MemorySegment timespec = napTimespec(arena);
+    private final MemorySegment timespec = Nap.napTimespec(arena);
     // struct timespec for pollNanos, rewritten at each call
     private final MemorySegment shortWait = arena.allocate(16, 8);
     private MemorySegment fds;
@@ -92,7 +84,7 @@ public final class PollSet implements AutoCloseable {
      */
     public int poll(int timeoutMillis) throws IOException {
         if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
-            int ready = nap(errno, fds.address(), size, timespec);
+            int ready = Nap.nap(errno, fds.address(), size, timespec);
             if (ready > 0) {
                 return ready;
             }
@@ -109,7 +101,7 @@ public final class PollSet implements AutoCloseable {
         } finally {
             CarrierCompensation.end(compensated);
         }
-        return readyOrEintr(n, errno, "poll");
+        return Nap.readyOrEintr(n, errno, "poll");
     }
 
     /**
@@ -122,19 +114,7 @@ public final class PollSet implements AutoCloseable {
     public int pollNanos(long nanos) throws IOException {
         shortWait.set(JAVA_LONG, 0, 0L);
         shortWait.set(JAVA_LONG, 8, nanos);
-        return nap(errno, fds.address(), size, shortWait);
-    }
-
-    /** A call's result, 0 for EINTR; an IOException for any other failure. */
-    private static int readyOrEintr(int r, MemorySegment errno, String call) throws IOException {
-        if (r >= 0) {
-            return r;
-        }
-        int e = errno.get(JAVA_INT, ERRNO_OFFSET);
-        if (e == EINTR) {
-            return 0;
-        }
-        throw new IOException(call + " failed, errno " + e);
+        return Nap.nap(errno, fds.address(), size, shortWait);
     }
 
     /**
@@ -179,53 +159,12 @@ public final class PollSet implements AutoCloseable {
         arena.close();
     }
 
-    // one pollfd, errno and timespec per thread for pollOne and sleepOnSet, freed by the GC with its thread
-    private static final ThreadLocal<MemorySegment[]> ONE = ThreadLocal.withInitial(() -> {
-        Arena a = Arena.ofAuto();
-        return new MemorySegment[] {a.allocate(8, 8), a.allocate(Linker.Option.captureStateLayout()), napTimespec(a)};
-    });
-
-    /** A {@code struct timespec} of {@link VirtualThreadParking#NAP_NANOS}, written once. */
-    private static MemorySegment napTimespec(Arena arena) {
-        MemorySegment t = arena.allocate(16, 8);
-        t.set(JAVA_LONG, 0, 0L);
-        t.set(JAVA_LONG, 8, VirtualThreadParking.NAP_NANOS);
-        return t;
-    }
-
     /**
-     * A virtual thread's nap before it parks ({@link VirtualThreadParking#NAP_NANOS}): a
-     * {@code ppoll(2)} over {@code n} pollfds, in a {@link CarrierCompensation} bracket.
-     *
-     * @return the number of ready fds, 0 on timeout or EINTR
-     */
-    private static int nap(MemorySegment errno, long pollfds, long n, MemorySegment timespec) throws IOException {
-        int r;
-        boolean compensated = CarrierCompensation.begin();
-        try {
-            r = (int) (long) MH$ppoll.invokeExact(errno, pollfds, n, timespec.address(), 0L);
-        } catch (Throwable t) {
-            throw new AssertionError("ppoll", t);
-        } finally {
-            CarrierCompensation.end(compensated);
-        }
-        return readyOrEintr(r, errno, "ppoll");
-    }
-
-    /**
-     * A virtual thread's sleep on one fd that stands for a set (an epoll fd, a UCX worker's
-     * event fd) until it is readable or {@code timeoutMillis} passed: the nap, then parking
-     * through the JDK's poller as the JDK's selector does. The caller looks afterwards.
+     * A virtual thread's sleep on one fd that stands for a set ({@link Nap#sleepOnSet}), for
+     * callers outside this package (a UCX worker's event fd).
      */
     public static void sleepOnSet(int fd, int timeoutMillis) throws IOException {
-        MemorySegment[] one = ONE.get();
-        MemorySegment m = one[0];
-        m.set(JAVA_INT, 0, fd);
-        m.set(JAVA_SHORT, 4, POLLIN);
-        m.set(JAVA_SHORT, 6, (short) 0);
-        if (nap(one[1], m.address(), 1L, one[2]) == 0) {
-            VirtualThreadParking.parkUntilReadable(fd, timeoutMillis);
-        }
+        Nap.sleepOnSet(fd, timeoutMillis);
     }
 
     /**
@@ -248,16 +187,16 @@ public final class PollSet implements AutoCloseable {
      * @return the revents, 0 on timeout or EINTR
      */
     public static short pollOne(int fd, short events, int timeoutMillis) throws IOException {
-        MemorySegment[] one = ONE.get();
+        MemorySegment[] one = Nap.perThread();
         MemorySegment m = one[0];
         m.set(JAVA_INT, 0, fd);
         m.set(JAVA_SHORT, 4, events);
         m.set(JAVA_SHORT, 6, (short) 0);
         if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
-            if (nap(one[1], m.address(), 1L, one[2]) > 0) {
+            if (Nap.nap(one[1], m.address(), 1L, one[2]) > 0) {
                 return m.get(JAVA_SHORT, 6);
             }
-            VirtualThreadParking.parkUntilReady(fd, events, timeoutMillis);
+            VirtualThreadParking.parkUntilReady(fd, (events & POLLOUT) != 0, timeoutMillis);
             timeoutMillis = 0;
         }
         int n;
@@ -269,6 +208,6 @@ public final class PollSet implements AutoCloseable {
         } finally {
             CarrierCompensation.end(compensated);
         }
-        return readyOrEintr(n, one[1], "poll") == 0 ? 0 : m.get(JAVA_SHORT, 6);
+        return Nap.readyOrEintr(n, one[1], "poll") == 0 ? 0 : m.get(JAVA_SHORT, 6);
     }
 }

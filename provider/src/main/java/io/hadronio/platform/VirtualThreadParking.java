@@ -121,15 +121,12 @@ public final class VirtualThreadParking {
         }
     }
 
-    /**
-     * As {@link #parkUntilReadable}, for {@code events} {@link PollSet#POLLIN} or
-     * {@link PollSet#POLLOUT} (one of them) on a socket's fd.
-     */
-    public static void parkUntilReady(int fd, short events, int timeoutMillis) throws IOException {
+    /** As {@link #parkUntilReadable}, on a socket's fd, until it is writable ({@code output}) or readable. */
+    public static void parkUntilReady(int fd, boolean output, int timeoutMillis) throws IOException {
         if (timeoutMillis == 0) {
             return;
         }
-        int event = (events & PollSet.POLLOUT) != 0 ? Handles.NET_POLLOUT : Handles.NET_POLLIN;
+        int event = output ? Handles.NET_POLLOUT : Handles.NET_POLLIN;
         try {
             Handles.POLL.invokeExact(fd, event, nanos(timeoutMillis), OPEN);
         } catch (IOException | RuntimeException | Error e) {
