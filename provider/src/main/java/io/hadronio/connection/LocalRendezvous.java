@@ -61,8 +61,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LocalRendezvous {
     private static final System.Logger LOG = System.getLogger(LocalRendezvous.class.getName());
-    /** The largest message of an upgrade session (a hello carries a worker address). */
-    public static final int MAX_SESSION_MESSAGE = HandshakeMessages.MAX_FRAME + HEADER;
     // a session that has not registered within this long is dropped
     private static final long SESSION_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -90,10 +88,32 @@ public final class LocalRendezvous {
     private final List<UpgradeSession> parked = new ArrayList<>();
     // told of every authenticated upgrade registration (null: this process does not upgrade connections)
     private volatile UpgradeListener upgradeListener;
+    // what an upgrade session needs of us: our thread, and our lists of its kind
+    private final UpgradeSession.Owner sessionOwner = new UpgradeSession.Owner() {
+        @Override
+        public void execute(Runnable task) {
+            LocalRendezvous.this.execute(task);
+        }
 
-    /** A client that registered: its bound address (null when bound to the wildcard) and port, and its destination port. */
-    record Registration(InetAddress clientAddress, int clientPort, int destinationPort) {
-    }
+        @Override
+        public boolean onThread() {
+            return LocalRendezvous.this.onThread();
+        }
+
+        /** A parked session was attached: from now on its socket is polled. Rendezvous thread. */
+        @Override
+        public void parkedToOpen(UpgradeSession u) {
+            parked.remove(u);
+            upgrades.add(u);
+        }
+
+        /** An upgrade session ended. Rendezvous thread. */
+        @Override
+        public void forget(UpgradeSession u) {
+            parked.remove(u);
+            upgrades.remove(u);
+        }
+    };
 
     /** What {@link #hold} gives and {@link #release} takes back: the port's listener as it was held. */
     public interface Hold {
@@ -517,7 +537,7 @@ public final class LocalRendezvous {
             InetAddress destination = destinationOf(m);
             List<Runnable> tell;
             synchronized (listeners) {
-                Listener l = listeners.get(r.destinationPort);
+                Listener l = listeners.get(r.destinationPort());
                 tell = l != null && servesAddress(l.bound, destination) ? List.copyOf(l.onRegistered) : null;
             }
             if (tell == null) {
@@ -566,7 +586,7 @@ public final class LocalRendezvous {
         InetAddress destination = destinationOf(m);
         boolean serves;
         synchronized (listeners) {
-            Listener l = listeners.get(r.destinationPort);
+            Listener l = listeners.get(r.destinationPort());
             serves = l != null && servesAddress(l.served, destination);
         }
         if (!serves || listener == null) {
@@ -577,23 +597,11 @@ public final class LocalRendezvous {
         if (!s.socket.send(header(REGISTERED, mac.length).put(mac).array())) {
             return false;
         }
-        UpgradeSession u = new UpgradeSession(this, s.socket, UpgradeSession.PARKED, System.nanoTime() + expiryNanos,
+        UpgradeSession u = new UpgradeSession(sessionOwner, s.socket, UpgradeSession.PARKED, System.nanoTime() + expiryNanos,
                 r.clientAddress(), r.clientPort(), r.destinationPort());
         parked.add(u);
         listener.onRegistered(u);
         return true;
-    }
-
-    /** A parked session was attached: from now on its socket is polled. Rendezvous thread. */
-    void parkedToOpen(UpgradeSession u) {
-        parked.remove(u);
-        upgrades.add(u);
-    }
-
-    /** An upgrade session ended. Rendezvous thread. */
-    void forget(UpgradeSession u) {
-        parked.remove(u);
-        upgrades.remove(u);
     }
 
     private void expireUpgrades(long now) {
@@ -644,7 +652,7 @@ public final class LocalRendezvous {
             h.onEnd("no accelerated listener on port " + destination.getPort());
             return;
         }
-        UpgradeSession u = new UpgradeSession(this, s, UpgradeSession.CLIENT_CHALLENGE,
+        UpgradeSession u = new UpgradeSession(sessionOwner, s, UpgradeSession.CLIENT_CHALLENGE,
                 System.nanoTime() + expiryNanos, null, -1, -1);
         u.handler = h;
         // what REGISTER will name: the destination and our bound address

@@ -36,6 +36,10 @@ public final class RendezvousMessages {
     private RendezvousMessages() {
     }
 
+    /** What a REGISTER says: the client's bound address (null when bound to the wildcard) and port, and its destination port. */
+    record Registration(InetAddress clientAddress, int clientPort, int destinationPort) {
+    }
+
     static ByteBuffer header(byte kind, int bodyLength) {
         return ByteBuffer.allocate(HEADER + bodyLength).putInt(MAGIC).put(HandshakeMessages.VERSION).put(kind)
                 .putShort((short) bodyLength);
@@ -61,7 +65,7 @@ public final class RendezvousMessages {
     }
 
     /** The registration in a REGISTER message, or null when it is malformed or does not authenticate. */
-    static LocalRendezvous.Registration decodeRegister(Secret secret, byte[] m, byte[] nonce, boolean truncated,
+    static Registration decodeRegister(Secret secret, byte[] m, byte[] nonce, boolean truncated,
                                                        byte kind, byte[] label) {
         try {
             if (truncated || m.length < HEADER + 2 + 1 + 4 + 2 + 1 + HandshakeMessages.MAC_LENGTH) {
@@ -84,7 +88,7 @@ public final class RendezvousMessages {
             if (!Secret.matches(secret.mac(label, nonce, unsigned), mac)) {
                 return null;
             }
-            return new LocalRendezvous.Registration(c.length == 0 ? null : InetAddress.getByAddress(c), clientPort, destinationPort);
+            return new Registration(c.length == 0 ? null : InetAddress.getByAddress(c), clientPort, destinationPort);
         } catch (RuntimeException | UnknownHostException e) {
             return null;
         }

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  * registration (the client proves the key over the server's fresh nonce, the server proves
  * it back), and from then on private to the two processes. Its messages are framed like
  * the rendezvous' ({@code "HNIO"}, version, kind, body length) and bounded by
- * {@link LocalRendezvous#MAX_SESSION_MESSAGE}; what they mean is the connection's business
+ * {@link #MAX_MESSAGE}; what they mean is the connection's business
  * ({@link Handler}).
  *
  * <p>All I/O runs on the rendezvous thread, which also calls the handler; other threads
@@ -35,12 +35,33 @@ public final class UpgradeSession {
         }
     }
 
+    /**
+     * What a session needs of the rendezvous that runs it ({@link LocalRendezvous}): its thread,
+     * and its lists of parked and open sessions (rendezvous thread).
+     */
+    interface Owner {
+        /** Runs {@code task} on the rendezvous thread. */
+        void execute(Runnable task);
+
+        /** True on the rendezvous thread. */
+        boolean onThread();
+
+        /** A parked session met its connection: it is polled from now on. */
+        void parkedToOpen(UpgradeSession session);
+
+        /** The session ended. */
+        void forget(UpgradeSession session);
+    }
+
+    /** The largest message of an upgrade session (a hello carries a worker address). */
+    public static final int MAX_MESSAGE = HandshakeMessages.MAX_FRAME + RendezvousMessages.HEADER;
+
     static final int CLIENT_CHALLENGE = 0;
     static final int CLIENT_REGISTERED = 1;
     static final int PARKED = 2;
     static final int OPEN = 3;
 
-    final LocalRendezvous rendezvous;
+    private final Owner rendezvous;
     final UnixSeqpacket socket;
     // rendezvous thread only from here on
     Handler handler;
@@ -55,7 +76,7 @@ public final class UpgradeSession {
     private final int clientPort;
     private final int destinationPort;
 
-    UpgradeSession(LocalRendezvous rendezvous, UnixSeqpacket socket, int state, long deadline,
+    UpgradeSession(Owner rendezvous, UnixSeqpacket socket, int state, long deadline,
                    InetAddress clientAddress, int clientPort, int destinationPort) {
         this.rendezvous = rendezvous;
         this.socket = socket;
@@ -170,7 +191,7 @@ public final class UpgradeSession {
     void onReadableOpen() {
         try {
             while (!ended) {
-                byte[] m = socket.receive(LocalRendezvous.MAX_SESSION_MESSAGE);
+                byte[] m = socket.receive(MAX_MESSAGE);
                 if (m == null) {
                     if (socket.status() == UnixSeqpacket.EOF) {
                         end("the peer closed the session");
