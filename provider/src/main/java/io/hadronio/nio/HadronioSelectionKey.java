@@ -9,7 +9,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.spi.AbstractSelectionKey;
 
 /** A registration with a {@link HadronioSelector}. */
-final class HadronioSelectionKey extends AbstractSelectionKey {
+final class HadronioSelectionKey extends AbstractSelectionKey implements ReadySignal.Key {
     private static final VarHandle QUEUED;
 
     static {
@@ -60,10 +60,6 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
     @Override
     public SelectableChannel channel() {
         return channel;
-    }
-
-    HadronioSelector selectorImpl() {
-        return selector;
     }
 
     @Override
@@ -122,10 +118,18 @@ final class HadronioSelectionKey extends AbstractSelectionKey {
      * selector clears it before it looks, so either this call queues the key again or the
      * selector's look sees the change.
      */
-    void queueForSelection() {
+    @Override
+    public void queueForSelection() {
         if ((int) QUEUED.getVolatile(this) == 0 && QUEUED.compareAndSet(this, 0, 1)) {
             selector.enqueue(this);
         }
+    }
+
+    /** Queues the key, and wakes its selector if it sleeps: for a readiness that comes without a UCX event. */
+    @Override
+    public void queueAndWake() {
+        queueForSelection();
+        selector.interestChanged();
     }
 
     /** The selecting thread took the key from the queue and is about to look at it. */

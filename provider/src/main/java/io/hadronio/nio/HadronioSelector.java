@@ -219,7 +219,7 @@ public final class HadronioSelector extends AbstractSelector {
         ensureOpen();
         HadronioSelectionKey key = new HadronioSelectionKey(channel, this, fd, ops);
         key.attach(attachment);
-        if (channel instanceof HadronioSocketChannel) {
+        if (channel instanceof UcxSelectable u && u.isConnection()) {
             // before the key can be asked: from now on the selections watch the workers
             synchronized (key) {
                 key.countedAsConnection = true;

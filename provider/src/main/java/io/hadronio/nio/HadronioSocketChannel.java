@@ -245,6 +245,11 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         return readySignal;
     }
 
+    @Override
+    public boolean isConnection() {
+        return true;
+    }
+
     /** On UCX both ways: every change of readiness is a lifecycle change or a UCX completion, both signalled. */
     @Override
     public boolean signalsReadiness() {

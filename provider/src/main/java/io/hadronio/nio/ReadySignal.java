@@ -6,25 +6,35 @@ package io.hadronio.nio;
  * connection's lifecycle when its state changes and by a UCX completion of one of its
  * requests (see {@link HadronioSelector}). Running it queues each key with its selector
  * once and wakes nobody; it allocates nothing and takes no lock, so it may run under any.
+ * It sees a key only as a {@link Key} (the selection key is the one implementation).
  */
 final class ReadySignal implements Runnable {
-    private static final HadronioSelectionKey[] NONE = {};
+    /** A selection key as its channel's signal sees it ({@link HadronioSelectionKey}). */
+    interface Key {
+        /** Queues the key for its selector's next pass unless it waits there already; lock-free. */
+        void queueForSelection();
+
+        /** {@link #queueForSelection()}, and wakes the key's selector if it sleeps. */
+        void queueAndWake();
+    }
+
+    private static final Key[] NONE = {};
 
     // copy-on-write: registrations are rare, signals frequent
-    private volatile HadronioSelectionKey[] keys = NONE;
+    private volatile Key[] keys = NONE;
 
-    synchronized void add(HadronioSelectionKey key) {
-        HadronioSelectionKey[] a = keys;
-        HadronioSelectionKey[] b = java.util.Arrays.copyOf(a, a.length + 1);
+    synchronized void add(Key key) {
+        Key[] a = keys;
+        Key[] b = java.util.Arrays.copyOf(a, a.length + 1);
         b[a.length] = key;
         keys = b;
     }
 
-    synchronized void remove(HadronioSelectionKey key) {
-        HadronioSelectionKey[] a = keys;
+    synchronized void remove(Key key) {
+        Key[] a = keys;
         for (int i = 0; i < a.length; i++) {
             if (a[i] == key) {
-                HadronioSelectionKey[] b = new HadronioSelectionKey[a.length - 1];
+                Key[] b = new Key[a.length - 1];
                 System.arraycopy(a, 0, b, 0, i);
                 System.arraycopy(a, i + 1, b, i, a.length - i - 1);
                 keys = b.length == 0 ? NONE : b;
@@ -35,7 +45,7 @@ final class ReadySignal implements Runnable {
 
     @Override
     public void run() {
-        for (HadronioSelectionKey key : keys) {
+        for (Key key : keys) {
             key.queueForSelection();
         }
     }
@@ -46,9 +56,8 @@ final class ReadySignal implements Runnable {
      * holds no connection does not sleep on the workers (HadronioSelector.connectionKeys).
      */
     void runAndWake() {
-        for (HadronioSelectionKey key : keys) {
-            key.queueForSelection();
-            key.selectorImpl().interestChanged();
+        for (Key key : keys) {
+            key.queueAndWake();
         }
     }
 }

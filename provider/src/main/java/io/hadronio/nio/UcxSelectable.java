@@ -17,6 +17,14 @@ interface UcxSelectable {
     ReadySignal readySignal();
 
     /**
+     * True for a connection, whose readiness comes from a UCX worker: a selector that holds a key
+     * of one watches the workers (one without any neither progresses nor watches them).
+     */
+    default boolean isConnection() {
+        return false;
+    }
+
+    /**
      * True once every change of {@link #readyOps} from "not ready" to "ready" is signalled
      * through {@link #readySignal()} (and stays so): then a selector asks the channel only
      * when it was signalled, was ready at the last look, or its interest changed. False
