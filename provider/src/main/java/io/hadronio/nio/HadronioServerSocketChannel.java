@@ -2,8 +2,6 @@ package io.hadronio.nio;
 
 import io.hadronio.connection.LocalStreams;
 import io.hadronio.connection.Peers;
-import io.hadronio.platform.EPollSet;
-import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
 import io.hadronio.transport.AcceptQueue;
@@ -43,15 +41,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * control thread for its handshake, and its channel waits in {@link #handshaken} until
  * the handshake ends. A client that never completes its handshake holds up nobody.
  *
- * <p>A blocking accept sleeps in {@code epoll_wait(2)} on the listener's fd and on
- * {@link #wakeFd}, which a finished handshake, {@code close} and an interrupt (through
- * close) signal. Before it sleeps it spins, as every adaptive waiter does
- * ({@code hadronio.polling}), asking epoll without waiting: a server that accepts
- * connections one by one then takes the next one on a core that never went idle, where the
- * JDK's accept wakes from {@code accept(2)} on an idle one (short connections with one
- * client: 1.32x the JDK's rate with the spin, level without it;
- * docs/benchmarks/connections.md). A selector polls the listener's fd ({@link #pollFd()})
- * and asks {@link #readyOps} about {@link #handshaken}.
+ * <p>A blocking accept spins, then sleeps in {@code epoll_wait(2)} on the listener's fd
+ * ({@link AcceptWait}) until a connection comes or a handshake ends. A selector polls the
+ * listener's fd ({@link #pollFd()}) and asks {@link #readyOps} about {@link #handshaken}.
  */
 public final class HadronioServerSocketChannel extends ServerSocketChannel implements AcceptQueue, UcxSelectable {
     private static final int DEFAULT_BACKLOG = 50;
@@ -85,32 +77,15 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private final ReadySignal readySignal = new ReadySignal();
     // need stateLock to change
     private volatile boolean bound;
-    private volatile int listenerFd = -1;
     private volatile int port;
-    // signalled by a finished handshake and by close; made at bind
-    private EventFd wakeFd;
-    // where a blocking accept sleeps: an epoll set of the listener's fd and wakeFd, made once
-    // (a poll(2) sets up and tears down its wait on both fds at every accept: ~4 us of a
-    // connection's ~100 in a thread-per-connection server); under acceptLock
-    private EPollSet acceptWait;
-    // acceptWait and wakeFd are closed (under acceptLock)
-    private boolean waitResourcesReleased;
-    // where the local rendezvous listens for this channel's clients (null: it does not)
-    private volatile InetSocketAddress rendezvousAddress;
-    // local hadroNIO clients' Unix stream connections (connection/LocalStreams); null: none come
-    private volatile LocalStreams.Listener streamListener;
-    // what a selector polls when streamListener is there: an epoll set of both listeners' fds
-    // (level-triggered, so readable while either has a connection); made at bind
-    private EPollSet listeners;
+    // where a blocking accept waits; made at bind
+    private AcceptWait acceptWait;
+    // the offer to local hadroNIO clients (the rendezvous, local streams); made at bind
+    private volatile LocalOffer localOffer;
     // the last blocking accept had to wait for its connection; under acceptLock
     private boolean acceptWaited;
-    // a blocking accept is about to sleep or sleeps in poll(2): a finished handshake must
-    // signal wakeFd (set before it looks at handshaken, read after an enqueue: no lost wake-up)
-    private volatile boolean acceptSleeping;
     // a blocking accept's spin before it sleeps (hadronio.polling); under acceptLock
     private final AdaptiveSpin acceptSpin;
-    // blocking accepts that slept in epoll_wait; written under acceptLock
-    private volatile long acceptSleeps;
     // SO_TIMEOUT of the adaptor's accept, in ms
     volatile int acceptTimeoutMillis;
     private ServerSocketAdaptor socket;
@@ -139,16 +114,15 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             }
             tcp.bind(local, backlog < 1 ? DEFAULT_BACKLOG : backlog);
             tcp.configureBlocking(false);
-            wakeFd = new EventFd();
-            listenerFd = PlatformChannels.fd(tcp);
-            pollFd = listenerFd;
-            acceptWait = new EPollSet(3);
-            acceptWait.add(listenerFd, EPollSet.EPOLLIN);
-            acceptWait.add(wakeFd.fd(), EPollSet.EPOLLIN);
+            int listenerFd = PlatformChannels.fd(tcp);
+            acceptWait = new AcceptWait(this, handshaken, listenerFd, acceptSpin);
             port = ((InetSocketAddress) tcp.getLocalAddress()).getPort();
+            LocalOffer offer = new LocalOffer(runtime, tcp, listenerFd, backlog < 1 ? DEFAULT_BACKLOG : backlog,
+                    onRegistered, acceptWait);
+            localOffer = offer;
+            pollFd = offer.pollFd();
+            // last: an accept that sees the channel bound finds everything above
             bound = true;
-            offerRendezvous();
-            offerLocalStreams(backlog < 1 ? DEFAULT_BACKLOG : backlog);
             if (runtime.config().hasRemoteNetworks()) {
                 // clients from other hosts may speak first at any time
                 runtime.handshakes().acceptFor(tcp, this, port, true);
@@ -162,48 +136,6 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
 
     private void acceptForRegisteredClient() {
         runtime.handshakes().acceptFor(tcp, this, port, false);
-    }
-
-    /**
-     * Lets local hadroNIO clients find this listener ({@link io.hadronio.connection.LocalRendezvous}),
-     * unless SO_REUSEPORT is on: another process (maybe a plain one) may then share the
-     * port, and a client that registered with us could land on it.
-     */
-    private void offerRendezvous() throws IOException {
-        Boolean reusePort = tcp.supportedOptions().contains(java.net.StandardSocketOptions.SO_REUSEPORT)
-                ? tcp.getOption(java.net.StandardSocketOptions.SO_REUSEPORT) : Boolean.FALSE;
-        if (Boolean.TRUE.equals(reusePort)) {
-            return;
-        }
-        InetSocketAddress local = (InetSocketAddress) tcp.getLocalAddress();
-        rendezvousAddress = local;
-        runtime.peers().rendezvous().listen(local.getAddress(), local.getPort(), onRegistered);
-    }
-
-    /**
-     * Lets local hadroNIO clients connect without kernel TCP ({@link LocalStreams}), where the
-     * rendezvous is offered (so not with SO_REUSEPORT) and connections upgrade.
-     */
-    private void offerLocalStreams(int backlog) throws IOException {
-        LocalStreams streams = runtime.localStreams();
-        InetSocketAddress local = rendezvousAddress;
-        if (streams == null || local == null || runtime.upgrades() == null) {
-            return;
-        }
-        LocalStreams.Listener l;
-        try {
-            l = streams.listen(local, backlog, runtime.peers()::isLocal);
-        } catch (IOException e) {
-            // local clients use TCP
-            return;
-        }
-        EPollSet both = new EPollSet(2);
-        both.add(listenerFd, EPollSet.EPOLLIN);
-        both.add(l.fd(), EPollSet.EPOLLIN);
-        acceptWait.add(l.fd(), EPollSet.EPOLLIN);
-        listeners = both;
-        streamListener = l;
-        pollFd = both.fd();
     }
 
     @Override
@@ -230,10 +162,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         // a selector waiting for OP_ACCEPT is woken through its own fd: one that holds no
         // connection does not sleep on the workers' event fds
         readySignal.runAndWake();
-        if (acceptSleeping) {
-            // (a write(2) per connection otherwise: the selecting thread enqueues every plain one)
-            wakeFd.signal();
-        }
+        // (the selecting thread enqueues every plain one)
+        acceptWait.signalIfSleeping();
     }
 
     @Override
@@ -274,8 +204,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             try {
                 // one per pass: accept() takes it and tries the listener itself for more, so
                 // no pass pays for a failed accept(2); the listener stays readable while more wait
-                LocalStreams.Listener streams = streamListener;
-                LocalStreams.Accepted local = streams == null ? null : streams.accept();
+                LocalStreams.Accepted local = localOffer.accept();
                 if (local != null) {
                     enqueue(new Handshaken(null, null, null, local));
                 } else {
@@ -349,7 +278,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                     // a wait that slept says the next accept should wait first too, one that
                     // found a connection there (a burst) does not
                     long start = System.nanoTime();
-                    awaitAcceptable(deadline == Long.MAX_VALUE ? -1 : timeoutMillis);
+                    acceptWait.await(deadline == Long.MAX_VALUE ? -1 : timeoutMillis);
                     waited = System.nanoTime() - start > PollSet.SLEPT_NANOS;
                 }
                 while ((accepted = tryAccept()) == null && blocking && isOpen()) {
@@ -358,7 +287,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                     if (left <= 0) {
                         throw new SocketTimeoutException("Accept timed out");
                     }
-                    awaitAcceptable(deadline == Long.MAX_VALUE ? -1 : (int) Math.max(1, left / 1_000_000));
+                    acceptWait.await(deadline == Long.MAX_VALUE ? -1 : (int) Math.max(1, left / 1_000_000));
                     if (Thread.currentThread().isInterrupted()) {
                         break;
                     }
@@ -408,8 +337,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             if (h != null) {
                 return wrap(h);
             }
-            LocalStreams.Listener streams = streamListener;
-            LocalStreams.Accepted local = streams == null ? null : streams.accept();
+            LocalStreams.Accepted local = localOffer.accept();
             if (local != null) {
                 return streamChannel(local);
             }
@@ -466,75 +394,10 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         return ch;
     }
 
-    /**
-     * The adaptive spin of a blocking accept before it sleeps ({@link AdaptiveSpin}):
-     * epoll's count of ready fds once the listener or {@link #wakeFd} is ready, 0 when the
-     * spin ended (its window, the crowd check, {@code hadronio.polling=event}), a handshake
-     * finished, or the channel closed. Each turn is one {@code epoll_wait(2)} that does not
-     * wait.
-     *
-     * @param timeoutMillis the accept's timeout, -1 for none
-     */
-    private int spinForConnection(EPollSet e, int timeoutMillis) throws IOException {
-        if (!acceptSpin.spins()) {
-            return 0;
-        }
-        long start = System.nanoTime();
-        long deadline = timeoutMillis < 0 ? Long.MAX_VALUE : start + timeoutMillis * 1_000_000L;
-        acceptSpin.start(start);
-        try {
-            while (true) {
-                int n = e.poll(0);
-                if (n != 0 || !handshaken.isEmpty() || !isOpen()) {
-                    return n;
-                }
-                long now = System.nanoTime();
-                if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
-                    return 0;
-                }
-                if (!acceptSpin.turn(now)) {
-                    return 0;
-                }
-            }
-        } finally {
-            acceptSpin.stop();
-        }
-    }
-
     /** How often a blocking accept slept in {@code epoll_wait(2)} (for tests: the spin caught the others). */
     long acceptSleeps() {
-        return acceptSleeps;
-    }
-
-    /** Sleeps until the listener has a connection, a handshake finished, or close/interrupt signalled. */
-    private void awaitAcceptable(int timeoutMillis) throws IOException {
-        EPollSet e = acceptWait;
-        int n;
-        acceptSleeping = true;
-        try {
-            if (!handshaken.isEmpty() || !isOpen()) {
-                return;
-            }
-            long start = System.nanoTime();
-            n = spinForConnection(e, timeoutMillis);
-            if (n == 0 && handshaken.isEmpty() && isOpen()) {
-                // what is left of the timeout after the spin (busy polling spins all of it)
-                long left = timeoutMillis < 0 ? -1
-                        : Math.max(0, timeoutMillis - (System.nanoTime() - start) / 1_000_000);
-                if (left != 0) {
-                    acceptSleeps++;
-                    n = e.poll((int) left);
-                }
-            }
-        } finally {
-            acceptSleeping = false;
-        }
-        int wake = wakeFd.fd();
-        for (int i = 0; i < n; i++) {
-            if (e.readyFd(i) == wake) {
-                wakeFd.drain();
-            }
-        }
+        AcceptWait w = acceptWait;
+        return w == null ? 0 : w.sleeps();
     }
 
     @Override
@@ -590,19 +453,15 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
 
     @Override
     protected void implCloseSelectableChannel() throws IOException {
-        LocalStreams.Listener streams = streamListener;
-        if (streams != null) {
+        LocalOffer offer = localOffer;
+        if (offer != null) {
             // first: no local client may connect to a closed server
-            streams.close();
-        }
-        InetSocketAddress r = rendezvousAddress;
-        if (r != null) {
-            runtime.peers().rendezvous().unlisten(r.getAddress(), r.getPort(), onRegistered);
+            offer.withdraw();
         }
         synchronized (stateLock) {
             if (bound) {
                 // wake a blocked accept; it sees the channel closed
-                wakeFd.signal();
+                acceptWait.signal();
                 // the control thread may be accepting for us: only once it let go of the
                 // listener does closing it close the kernel socket (no connection may reach
                 // a closed server's port)
@@ -634,15 +493,14 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
         }
     }
 
-    /** Closes the poll set and the wake-up fd of a closed channel, once; under acceptLock. */
+    /** Closes the accept's wait and the listeners' poll set of a closed channel, once; under acceptLock. */
     private void releaseWaitResources() {
         assert acceptLock.isHeldByCurrentThread();
-        if (bound && !waitResourcesReleased) {
-            waitResourcesReleased = true;
+        if (bound) {
             acceptWait.close();
-            wakeFd.close();
-            if (listeners != null) {
-                listeners.close();
+            LocalOffer offer = localOffer;
+            if (offer != null) {
+                offer.closePollSet();
             }
         }
     }
