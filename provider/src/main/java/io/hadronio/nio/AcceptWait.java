@@ -38,7 +38,8 @@ final class AcceptWait {
     // the set and wakeFd are closed (under the accept lock)
     private boolean closed;
 
-    AcceptWait(SelectableChannel channel, ConcurrentLinkedQueue<?> handshaken, int listenerFd, AdaptiveSpin spin) throws IOException {
+    AcceptWait(SelectableChannel channel, ConcurrentLinkedQueue<?> handshaken, int listenerFd, AdaptiveSpin spin)
+            throws IOException {
         this.channel = channel;
         this.handshaken = handshaken;
         this.spin = spin;

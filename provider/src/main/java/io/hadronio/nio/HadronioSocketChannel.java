@@ -495,8 +495,6 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
-        // plain, the kernel socket is the channel; otherwise blocking is a property of our own
-        // waits, and the socket stays non-blocking
         paths.configureBlocking(block);
     }
 
@@ -523,8 +521,9 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
      * Called by every holder of the read or write lock after it released it: a close, or the
      * upgrade's conversion, that found the lock taken left its step to the holder (not only
      * readers and writers: shutdownOutput, finishConnect and the rendezvous thread's idle output
-     * switch, {@link UpgradeConversion#switchIdleOutput}, too). Without the conversion here, a channel that goes idle after a session came
-     * while a thread was inside (a write, a shutdownOutput) would never move (regression:
+     * switch, {@link UpgradeConversion#switchIdleOutput}, too). Without the conversion here, a
+     * channel that goes idle after a session came while a thread was inside (a write, a
+     * shutdownOutput) would never move (regression:
      * UpgradeTest#shouldMoveOnceTheThreadInsideAtTheSessionLeavesAndTheChannelStaysIdle).
      */
     private void afterUnlock() {

@@ -136,7 +136,10 @@ public final class Paths {
         return life.isPlain() && !life.isUpgradable();
     }
 
-    /** The channel's blocking mode changed: the kernel socket follows while it is the channel; otherwise blocking is our waits'. */
+    /**
+     * The channel's blocking mode changed: the kernel socket follows while it is the channel;
+     * otherwise blocking is a property of our own waits, and the socket stays non-blocking.
+     */
     public void configureBlocking(boolean block) throws IOException {
         if (kernelIsChannel()) {
             kernel.configureBlocking(block);
@@ -149,7 +152,7 @@ public final class Paths {
         kernel.goPlain(block);
     }
 
-    /** Shuts the input down: the kernel socket's while it is the channel, and a reader waiting in our own wait wakes. */
+    /** Shuts the input down: the kernel socket's while it is the channel; a reader in our own wait wakes. */
     public void shutdownInput() throws IOException {
         if (kernelIsChannel()) {
             kernel.shutdownInput();
@@ -159,7 +162,7 @@ public final class Paths {
         life.shutdownInput();
     }
 
-    /** Shuts the output down (under the channel's write lock): on the kernel socket while raw, after the posted sends on UCX. */
+    /** Shuts the output down (under the write lock): on the kernel socket while raw, after the posted sends on UCX. */
     public void shutdownOutput() throws IOException {
         if (life.outputRaw()) {
             kernel.shutdownOutput();
