@@ -174,7 +174,7 @@ class AsyncCloseTest extends ItSupport {
             AtomicBoolean interrupted = new AtomicBoolean();
             Task<Boolean> connector = startRecordingInterrupt(interrupted,
                     () -> ch.connect(loopback(silent.getLocalPort())));
-            awaitBlockedIn(connector.thread(), e -> e.getClassName().endsWith("HadronioSocketChannel")
+            awaitBlockedIn(connector.thread(), e -> e.getClassName().endsWith("ClientConnect")
                     && e.getMethodName().equals("completeConnect"));
             connector.thread().interrupt();
             assertEquals(ClosedByInterruptException.class, classOf(connector.failure()));
@@ -186,8 +186,8 @@ class AsyncCloseTest extends ItSupport {
 
     /** A blocked accept sleeps in poll(2) (on the listener and its wake-up fd): RUNNABLE, in native code. */
     private static void awaitInBlockedAccept(Thread thread) throws InterruptedException {
-        awaitBlockedIn(thread, e -> e.getClassName().endsWith("HadronioServerSocketChannel")
-                && e.getMethodName().equals("awaitAcceptable"));
+        awaitBlockedIn(thread, e -> e.getClassName().endsWith("AcceptWait")
+                && e.getMethodName().equals("await"));
     }
 
     private static Class<?> classOf(Throwable t) {
