@@ -163,13 +163,13 @@ final class ClientConnect {
             throw new ClosedChannelException();
         }
         life.connectedPlain();
-        if (!life.isUpgradeCandidate()) {
+        if (!life.upgrade().isCandidate()) {
             return;
         }
         runtime.upgrades().startClient(life, kernel.remoteAddress(), kernel.localAddress());
         if (runtime.config().upgradeDelayNanos() <= 0) {
             // no delay: the upgrade begins at once (connect and finishConnect hold both locks)
-            conversion.request(life::beginUpgrade);
+            conversion.request(life.upgrade()::begin);
         }
     }
 

@@ -45,8 +45,8 @@ final class UpgradeConversion {
 
     /** The connection may move to UCX: its upgrade converts the channel and switches its idle output through us. */
     void attach() {
-        life.idleOutputSwitch(this::switchIdleOutput);
-        life.converter(this::request);
+        life.upgrade().idleOutputSwitch(this::switchIdleOutput);
+        life.upgrade().converter(this::request);
     }
 
     /**
@@ -57,7 +57,7 @@ final class UpgradeConversion {
         if (locks.write.tryLock()) {
             try {
                 if (io.isOpen() && life.outputRaw()) {
-                    life.trySwitchOutput();
+                    life.upgrade().trySwitchOutput();
                 }
             } finally {
                 locks.write.unlock();
@@ -77,7 +77,7 @@ final class UpgradeConversion {
     /** Converts when the upgrade wants it (or, {@code dueNow}, starts it) and no other thread is inside. */
     void ifWanted(boolean dueNow) {
         if (dueNow) {
-            request(life::beginUpgrade);
+            request(life.upgrade()::begin);
         } else if (after != null) {
             tryConvert();
         }
@@ -102,18 +102,18 @@ final class UpgradeConversion {
                 return null;
             }
             if (!io.isOpen() || life.state() != ConnectionLifecycle.OPEN || life.isInputShut()
-                    || !life.isUpgradeCandidate()) {
+                    || !life.upgrade().isCandidate()) {
                 // closed, or the input shut down in the kernel: it stays plain
-                life.stayPlain();
+                life.upgrade().stayPlain();
                 return null;
             }
             try {
                 kernel.configureBlocking(false);
             } catch (IOException e) {
-                life.stayPlain();
+                life.upgrade().stayPlain();
                 return null;
             }
-            life.converted();
+            life.upgrade().converted();
             return then;
         }
     }

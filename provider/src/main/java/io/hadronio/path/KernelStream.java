@@ -338,16 +338,16 @@ public final class KernelStream implements DataPath {
      */
     @Override
     public long read(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
-        if (life.isUpgradeCandidate()) {
+        if (life.upgrade().isCandidate()) {
             io.upgradeWanted(false);
             if (life.isUpgradable()) {
                 return MOVED;
             }
         }
         long n = readPlain(dsts, offset, length, timeoutMillis);
-        if (n > 0 && life.isUpgradeCandidate()) {
-            life.consumedPlain(n);
-            io.upgradeWanted(life.upgradeDueAtRead());
+        if (n > 0 && life.upgrade().isCandidate()) {
+            life.upgrade().consumedPlain(n);
+            io.upgradeWanted(life.upgrade().dueAtRead());
         }
         return n;
     }
@@ -395,15 +395,15 @@ public final class KernelStream implements DataPath {
      */
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        if (life.isUpgradeCandidate()) {
-            io.upgradeWanted(life.upgradeDueAtWrite());
+        if (life.upgrade().isCandidate()) {
+            io.upgradeWanted(life.upgrade().dueAtWrite());
             if (life.isUpgradable()) {
                 return MOVED;
             }
         }
         try {
             long n = length == 1 ? socket.write(srcs[offset]) : socket.write(srcs, offset, length);
-            life.wroteRaw(n);
+            life.upgrade().wrote(n);
             return n;
         } catch (ClosedByInterruptException e) {
             io.close();

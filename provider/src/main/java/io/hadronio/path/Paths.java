@@ -97,7 +97,7 @@ public final class Paths {
         if (life.outputRaw()) {
             rw &= ~SelectionKey.OP_WRITE;
         }
-        Connection c = life.connection();
+        Connection c = (Connection) life.connection();
         if (c != null && rw != 0) {
             if (inputShut) {
                 ready |= rw & SelectionKey.OP_READ;
@@ -166,7 +166,7 @@ public final class Paths {
     public void shutdownOutput() throws IOException {
         if (life.outputRaw()) {
             kernel.shutdownOutput();
-            life.outputEndedRaw();
+            life.upgrade().outputEndedRaw();
         }
         // accelerated: FIN goes out once the sends posted so far completed
         life.shutdownOutput();
@@ -223,7 +223,7 @@ public final class Paths {
      * an upgraded one until both directions moved, as {@link #transport()} says).
      */
     public String transports() {
-        Connection c = life.connection();
+        Connection c = (Connection) life.connection();
         return c == null || !life.onUcx() ? "[]" : c.transports();
     }
 

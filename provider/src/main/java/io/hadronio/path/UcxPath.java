@@ -26,7 +26,7 @@ public final class UcxPath implements DataPath {
 
     @Override
     public long read(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
-        Connection c = life.connection();
+        Connection c = (Connection) life.connection();
         if (life.isInputShut()) {
             return -1;
         }
@@ -64,7 +64,7 @@ public final class UcxPath implements DataPath {
 
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        Connection c = life.connection();
+        Connection c = (Connection) life.connection();
         if (life.isOutputShut()) {
             throw new ClosedChannelException();
         }

@@ -54,7 +54,7 @@ public final class UpgradingKernelPath implements DataPath {
                 }
             }
             while (true) {
-                ReentrantLock raw = life.rawInputLock();
+                ReentrantLock raw = life.upgrade().lock();
                 raw.lock();
                 try {
                     if (!life.inputRaw()) {
@@ -69,18 +69,18 @@ public final class UpgradingKernelPath implements DataPath {
                     if (life.isInputShut()) {
                         return n = -1;
                     }
-                    long room = life.rawRoom();
+                    long room = life.upgrade().room();
                     n = room == Long.MAX_VALUE ? kernel.socket().read(dsts, offset, length)
                             : readBounded(dsts, offset, length, room);
                     if (n > 0) {
-                        life.consumedRaw(n);
+                        life.upgrade().consumed(n);
                         if (blocking) {
                             readWaited = waited;
                         }
                         return n;
                     }
                     if (n < 0) {
-                        if (life.rawLimitKnown()) {
+                        if (life.upgrade().limitKnown()) {
                             throw new SocketException("Connection reset (the peer's raw bytes ended before "
                                     + "the switch point it announced)");
                         }
@@ -109,10 +109,10 @@ public final class UpgradingKernelPath implements DataPath {
     /** The first write after the UCX half is ready moves the output there ({@link #MOVED}); until then the socket's. */
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        if (life.trySwitchOutput() >= 0) {
+        if (life.upgrade().trySwitchOutput() >= 0) {
             return MOVED;
         }
-        life.wroteRawBefore();
+        life.upgrade().wroteBefore();
         boolean blocking = io.isBlocking();
         long total = 0;
         boolean completed = false;
@@ -126,7 +126,7 @@ public final class UpgradingKernelPath implements DataPath {
                 }
                 long n = kernel.socket().write(srcs, offset, length);
                 if (n > 0) {
-                    life.wroteRaw(n);
+                    life.upgrade().wrote(n);
                     total += n;
                 }
                 if (!blocking || !Connection.hasRemaining(srcs, offset, length)) {

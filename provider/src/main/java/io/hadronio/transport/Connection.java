@@ -80,7 +80,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>All methods that touch UCX run under the group's lock. Reads are called under the
  * channel's read lock, writes under its write lock.
  */
-public final class Connection implements WorkerGroup.Readiness {
+public final class Connection implements WorkerGroup.Readiness, UcxHalf {
     public static final int OP_READ = 1;
     public static final int OP_WRITE = 4;
 
@@ -324,6 +324,7 @@ public final class Connection implements WorkerGroup.Readiness {
         }
     }
 
+    @Override
     public WorkerGroup group() {
         return group;
     }
@@ -339,6 +340,7 @@ public final class Connection implements WorkerGroup.Readiness {
     }
 
     /** Transports of the endpoint, for logs and tests, e.g. [cma, sysv]. */
+    @Override
     public String transports() {
         lock.lock();
         try {
@@ -372,7 +374,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * messages land in our slices while the application is not reading. True while
      * still needed (the peer's FIN has not arrived).
      */
-    boolean progressForPeer() {
+    @Override
+    public boolean progressForPeer() {
         if (life.state() == ConnectionLifecycle.CLOSED || life.isReset() && !life.inputOutlivesReset()
                 || life.peerFinCount() >= 0) {
             return false;
@@ -395,7 +398,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * them stays in UCX. True once {@code upTo} messages arrived (false while {@code upTo} is
      * not known, -1), or when nothing more can arrive.
      */
-    boolean discardInput(long upTo) {
+    @Override
+    public boolean discardInput(long upTo) {
         lock.lock();
         try {
             if (!worker.isOpen() || endpoint == null) {
@@ -429,7 +433,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * The peer closed: from here on no DATA message is posted (writes see the peer gone under
      * this lock), and bytes held back for a credit are dropped. Returns how many were posted.
      */
-    long endOutput() {
+    @Override
+    public long endOutput() {
         lock.lock();
         try {
             txQueued = 0;
@@ -441,7 +446,8 @@ public final class Connection implements WorkerGroup.Readiness {
     }
 
     /** DATA messages fully consumed so far (a FIN may not announce fewer). */
-    long messagesConsumed() {
+    @Override
+    public long messagesConsumed() {
         lock.lock();
         try {
             return rxConsumed;
@@ -465,7 +471,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * peer that dies before its first rendezvous completed) complete now and nothing
      * waits for them.
      */
-    void abortEndpoint() {
+    @Override
+    public void abortEndpoint() {
         lock.lock();
         try {
             controlLost = true;
@@ -1116,7 +1123,8 @@ public final class Connection implements WorkerGroup.Readiness {
     }
 
     /** DATA messages the peer has reported taken (its credits), as last polled ({@link #sendsComplete} polls). */
-    long messagesTaken() {
+    @Override
+    public long messagesTaken() {
         lock.lock();
         try {
             return txPeerConsumed;
@@ -1126,6 +1134,7 @@ public final class Connection implements WorkerGroup.Readiness {
     }
 
     /** DATA messages posted so far (what an end-of-stream mark announces). */
+    @Override
     public long messagesSent() {
         lock.lock();
         try {
@@ -1139,7 +1148,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * True when every posted send completed locally, so closing loses nothing: the DATA
      * messages and the CREDIT messages (the last of which is sent here). Progresses once.
      */
-    boolean sendsComplete() throws IOException {
+    @Override
+    public boolean sendsComplete() throws IOException {
         lock.lock();
         try {
             if (!worker.isOpen()) {
@@ -1310,7 +1320,8 @@ public final class Connection implements WorkerGroup.Readiness {
      * ({@link #freeIfDone}); only if they never end (a peer that lives but takes nothing) does it
      * stay allocated.
      */
-    void release() {
+    @Override
+    public void release() {
         String retained = null;
         lock.lock();
         try {

@@ -44,7 +44,7 @@ import static io.hadronio.transport.PathSwitch.*;
  * Session messages carry nothing the TCP stream depends on until a SWITCH, so a session
  * that fails before one leaves a plain connection that simply stays plain.
  */
-public final class Upgrade implements UpgradeSession.Handler {
+public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     private static final Logger LOG = System.getLogger(Upgrade.class.getName());
     static final byte HELLO = 20;
     static final byte PLAIN = 21;
@@ -144,7 +144,8 @@ public final class Upgrade implements UpgradeSession.Handler {
     }
 
     /** Client: {@code hadronio.upgrade.delay} has passed since the connect and the upgrade has not begun. */
-    boolean due() {
+    @Override
+    public boolean due() {
         return armed && System.nanoTime() - dueAt >= 0;
     }
 
@@ -152,7 +153,8 @@ public final class Upgrade implements UpgradeSession.Handler {
      * Client: begins the upgrade once it is due (any thread; once). Called once the channel's
      * socket is non-blocking ({@link ConnectionLifecycle#isUpgradable}).
      */
-    void poke() {
+    @Override
+    public void poke() {
         if (armed && System.nanoTime() - dueAt >= 0 && ARMED.compareAndSet(this, true, false)) {
             begin();
         }
@@ -218,17 +220,17 @@ public final class Upgrade implements UpgradeSession.Handler {
                     inOrder(PathSwitch.actions(r), "SWITCH out of order");
                     long n = body.getLong();
                     // (the peer's direction is settled only once the lifecycle took the switch point)
-                    life.peerSwitched(n);
+                    life.upgrade().peerSwitched(n);
                     int a = store(r);
                     s.send(ACK, longBytes(n));
                     closeIf(a);
                 }
                 case ACK -> {
                     // (the body is read only when an ACK is due at all, as before)
-                    int in = PathSwitch.ackInOrder(sw) && body.getLong() == life.switchedAt() ? MATCH : 0;
+                    int in = PathSwitch.ackInOrder(sw) && body.getLong() == life.upgrade().switchedAt() ? MATCH : 0;
                     int a = step(PathSwitch.Event.ACK, in);
                     inOrder(a, "ACK out of order");
-                    life.outputAcked();
+                    life.upgrade().outputAcked();
                     closeIf(a);
                 }
                 case NO_SWITCH -> {
@@ -238,10 +240,10 @@ public final class Upgrade implements UpgradeSession.Handler {
                 }
                 case CLOSING -> {
                     inOrder(step(PathSwitch.Event.CLOSING, body.hasRemaining() ? BODY : 0), "CLOSING out of order");
-                    long n = life.peerClosing();
+                    long n = life.ending().peerClosing();
                     int a = step(PathSwitch.Event.CLOSING_ANSWERED, n >= 0 ? COUNTED : 0);
                     if ((a & SEND_SWITCH) != 0) {
-                        s.send(SWITCH, longBytes(life.switchedAt()));
+                        s.send(SWITCH, longBytes(life.upgrade().switchedAt()));
                     }
                     if ((a & SEND_DONE) != 0) {
                         s.send(DONE, longBytes(Math.max(n, 0)));
@@ -312,7 +314,7 @@ public final class Upgrade implements UpgradeSession.Handler {
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection " + session + " ready to move to UCX " + connection.transports());
         }
-        life.switchIdleOutput();
+        life.upgrade().switchIdleOutput();
     }
 
     /** Gives up on the upgrade: the connection stays plain (or, if a direction switched, goes on as it is). */
@@ -351,7 +353,7 @@ public final class Upgrade implements UpgradeSession.Handler {
     public void onEnd(String why) {
         int a = step(PathSwitch.Event.SESSION_END, closeRequested ? CLOSE_REQUESTED : 0);
         if ((a & STOP_AWAITING) != 0) {
-            life.stopAwaitingPeer();
+            life.ending().stopAwaitingPeer();
         }
         if ((a & GIVE_UP) != 0) {
             abandon(why);
@@ -376,7 +378,8 @@ public final class Upgrade implements UpgradeSession.Handler {
     // ---- from the connection's owner (any thread) --------------------------------------------------
 
     /** Our output switched after {@code n} raw bytes (a writer, under the channel's write lock). */
-    void sendSwitch(long n) {
+    @Override
+    public void sendSwitch(long n) {
         runtime.peers().rendezvous().execute(() -> {
             int a = step(PathSwitch.Event.OUTPUT_SWITCHED, 0);
             if ((a & SEND_SWITCH) != 0) {
@@ -388,6 +391,7 @@ public final class Upgrade implements UpgradeSession.Handler {
     }
 
     /** Our output ended raw (shutdownOutput or close before it switched). */
+    @Override
     public void outputEndedRaw() {
         outputEndedEarly = true;
         if (!touched) {
@@ -411,14 +415,15 @@ public final class Upgrade implements UpgradeSession.Handler {
      * must take before our receives go (a rendezvous send completes only when its receiver takes
      * it), and no record can ask for its count (our output is raw, or the peer's records would
      * follow raw bytes we have not read). So the session asks; {@link ConnectionLifecycle#onFin}
-     * gets the answer, {@link ConnectionLifecycle#stopAwaitingPeer} the news that none will come.
+     * gets the answer, {@link ConnectionEnding#stopAwaitingPeer} the news that none will come.
      * A peer whose output is still raw answers 0 and keeps it raw for good.
      */
-    void closing() {
+    @Override
+    public void closing() {
         runtime.peers().rendezvous().execute(() -> {
             int a = step(PathSwitch.Event.CLOSE_ASKS, 0);
             if ((a & STOP_AWAITING) != 0) {
-                life.stopAwaitingPeer();
+                life.ending().stopAwaitingPeer();
             }
             if ((a & SEND_CLOSING) != 0) {
                 session.send(CLOSING, new byte[0]);
@@ -433,7 +438,8 @@ public final class Upgrade implements UpgradeSession.Handler {
      * session with the port's next connection would send the answers over UCX to nobody
      * (regression: CloseAfterAnswerAcrossJvmsTest, client-reusing-ports).
      */
-    void end() {
+    @Override
+    public void end() {
         closeRequested = true;
         UpgradeSession s = started;
         if (s != null) {

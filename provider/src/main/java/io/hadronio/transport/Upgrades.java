@@ -56,15 +56,15 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
 
     /**
      * Client: a channel about to connect to a local address may move to UCX once it carries
-     * traffic; until its channel converts it ({@link ConnectionLifecycle#offerUpgrade}) it is plain.
+     * traffic; until its channel converts it ({@link ConnectionUpgrade#offer}) it is plain.
      */
     public void prepareClient(ConnectionLifecycle life) {
-        life.offerUpgrade(Upgrade.client(runtime, life));
+        life.upgrade().offer(Upgrade.client(runtime, life));
     }
 
     /** Client: the TCP connect completed; the upgrade may begin once it is due. */
     public void startClient(ConnectionLifecycle life, InetSocketAddress destination, InetSocketAddress bound) {
-        ((Upgrade) life.upgrade()).start(destination, bound);
+        ((Upgrade) life.upgrade().session()).start(destination, bound);
     }
 
     /**
@@ -73,7 +73,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
      */
     public void accepted(ConnectionLifecycle life, InetSocketAddress client, int serverPort) {
         Upgrade upgrade = Upgrade.server(runtime, life);
-        life.offerUpgrade(upgrade);
+        life.upgrade().offer(upgrade);
         int k = key(client.getPort(), serverPort);
         UpgradeSession s;
         synchronized (this) {
@@ -84,7 +84,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 return;
             }
         }
-        life.convertThen(() -> s.attach(upgrade, () -> awaitSessionAgain(life, client.getAddress(), k, serverPort)));
+        life.upgrade().convertThen(() -> s.attach(upgrade, () -> awaitSessionAgain(life, client.getAddress(), k, serverPort)));
     }
 
     /**
@@ -134,7 +134,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                 return;
             }
         }
-        Upgrade upgrade = life.upgrade();
+        Upgrade upgrade = (Upgrade) life.upgrade().session();
         s.attach(upgrade, () -> awaitSessionAgain(life, client, k, serverPort));
     }
 
@@ -167,9 +167,9 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         if (a.hold != null) {
             runtime.peers().rendezvous().release(a.hold);
         }
-        Upgrade upgrade = a.life.upgrade();
+        Upgrade upgrade = (Upgrade) a.life.upgrade().session();
         Accepted met = a;
-        a.life.convertThen(() -> session.attach(upgrade,
+        a.life.upgrade().convertThen(() -> session.attach(upgrade,
                 () -> awaitSessionAgain(met.life, met.client, k, session.destinationPort())));
     }
 

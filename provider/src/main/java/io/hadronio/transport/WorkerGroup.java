@@ -30,7 +30,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * then this lock; the lifecycle's monitor is a leaf taken under it.
  * Nothing blocks while holding it.
  */
-public final class WorkerGroup implements AutoCloseable {
+public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
     // the worker; every call into it holds 'lock'
     private final UcxWorker worker;
     // serialises all worker calls (UCX SERIALIZED mode)
@@ -317,6 +317,7 @@ public final class WorkerGroup implements AutoCloseable {
     }
 
     /** Wakes every thread sleeping on this worker (close, control events, interrupts). */
+    @Override
     public void wakeSleepers() {
         if (!waiters.isEmpty()) {
             waiters.wakeAll();

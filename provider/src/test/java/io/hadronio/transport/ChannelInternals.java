@@ -29,7 +29,7 @@ public final class ChannelInternals {
      * it, nothing progresses that worker (no application thread, not the control loop).
      */
     public static ReentrantLock workerLockOf(SocketChannel channel) {
-        return lifeOf(channel).connection().group().lock;
+        return ((Connection) lifeOf(channel).connection()).group().lock;
     }
 
     /**

@@ -39,7 +39,7 @@ class CreditRefreshTest {
     }
 
     private static Connection connectionOf(SocketChannel channel) throws ReflectiveOperationException {
-        return ChannelInternals.lifeOf(channel).connection();
+        return (Connection) ChannelInternals.lifeOf(channel).connection();
     }
 
     @Test

@@ -60,7 +60,7 @@ class CreditReturnTest {
                 try (SocketChannel reader = server.accept()) {
                     assertTrue(writer.getOption(HadronioSocketOptions.TRANSPORT).startsWith("ucx:"),
                             writer.getOption(HadronioSocketOptions.TRANSPORT));
-                    Connection out = ChannelInternals.lifeOf(writer).connection();
+                    Connection out = (Connection) ChannelInternals.lifeOf(writer).connection();
 
                     // small messages first (each takes a credit of its own), then full slices until
                     // the window is spent: the writer blocks with a slice held back for a credit

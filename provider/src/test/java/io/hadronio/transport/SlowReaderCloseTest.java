@@ -35,13 +35,13 @@ class SlowReaderCloseTest {
 
     @BeforeEach
     void shortenLinger() {
-        savedLinger = ConnectionLifecycle.closeLingerNanos;
-        ConnectionLifecycle.closeLingerNanos = LINGER_NANOS;
+        savedLinger = ConnectionEnding.closeLingerNanos;
+        ConnectionEnding.closeLingerNanos = LINGER_NANOS;
     }
 
     @AfterEach
     void restoreLinger() {
-        ConnectionLifecycle.closeLingerNanos = savedLinger;
+        ConnectionEnding.closeLingerNanos = savedLinger;
     }
 
     @Test

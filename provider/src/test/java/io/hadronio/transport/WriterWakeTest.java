@@ -132,6 +132,6 @@ class WriterWakeTest {
     }
 
     private static WorkerGroup groupOf(SocketChannel c) throws ReflectiveOperationException {
-        return ChannelInternals.lifeOf(c).connection().group();
+        return ((Connection) ChannelInternals.lifeOf(c).connection()).group();
     }
 }
