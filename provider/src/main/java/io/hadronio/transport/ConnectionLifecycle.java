@@ -296,14 +296,17 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         return (step(Event.LATE_WRITE_ASKED) & UNCHANGED) == 0;
     }
 
-    /** No reader or writer should wait any more: the channel is closing, or the connection broke. */
+    /**
+     * No reader or writer should wait any more: the channel is closing, or the connection broke.
+     * {@code op} is the UCX half's OP_READ or OP_WRITE, which are SelectionKey's.
+     */
     boolean waitersMustLeave(int op) {
         int w = word;
         return (w & LADDER) >= CLOSING
                 || (w & RESET) != 0 && (op != SelectionKey.OP_READ || !inputOutlivesReset());
     }
 
-    /** For readiness: local shutdownInput, the peer closed, or the waits are over (see {@link Connection#isReady}). */
+    /** For readiness: local shutdownInput, the peer closed, or the waits are over (the UCX half's isReady). */
     int word() {
         return word;
     }

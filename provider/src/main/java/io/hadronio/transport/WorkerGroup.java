@@ -26,9 +26,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * another thread's progress produced. How threads sleep without stealing each other's
  * wake-ups is {@link Waiters}' part.
  *
- * <p>Lock order (docs/architecture.md): a channel's read or write lock, then the lifecycle's raw-input lock,
- * then this lock; the lifecycle's monitor is a leaf taken under it.
- * Nothing blocks while holding it.
+ * <p>Lock order (docs/architecture.md, "Lock order"): a channel's read or write lock, then the
+ * raw-input lock (ConnectionUpgrade), then this lock, then a ConnectionLifecycle's monitor, a leaf:
+ * it may be taken while this lock is held, never this lock while the monitor is. Nothing blocks
+ * while holding it.
  */
 public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
     // the worker; every call into it holds 'lock'
