@@ -18,9 +18,10 @@ import static io.hadronio.transport.LifecycleTable.*;
  * path its bytes take, its half-closes, what its peer announced, and how it ends. The
  * socket channel, the selector, the UCX data path ({@link UcxHalf}) and the control
  * thread ({@link ConnectionControl}) tell it what happened and ask it what holds; none of them
- * keeps a copy. Two parts of it live beside it: {@link ConnectionEnding}, the close in order
- * as the control thread drives it, and {@link ConnectionUpgrade}, a local connection's move
- * to UCX (its session and the raw bytes each way). It names its UCX half and its upgrade
+ * keeps a copy. Parts of it live beside it: {@link ConnectionEnding}, the close in order
+ * as the control thread drives it; {@link ConnectionUpgrade}, a local connection's move to
+ * UCX (its session and the raw bytes each way); and {@link PeerRecords}, which turns the
+ * peer's control records into the table's events. It names its UCX half and its upgrade
  * session only by what it needs of them ({@link UcxHalf}, {@link SwitchSession}).
  *
  * <h2>State</h2>
@@ -198,7 +199,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
     }
 
     /** Asks the table and stores its answer, under the monitor; returns the actions. */
-    private synchronized long step(Event event, int in, long n, long m, long k) {
+    synchronized long step(Event event, int in, long n, long m, long k) {
         return store(ask(event, in, n, m, k));
     }
 
@@ -206,7 +207,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         return step(event, in, 0, 0, 0);
     }
 
-    private long step(Event event) {
+    long step(Event event) {
         return step(event, 0, 0, 0, 0);
     }
 
@@ -531,63 +532,11 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
     // ---- events from the control connection and UCX (control thread, upcalls) ----------------
 
     /**
-     * A control record. One that breaks the protocol resets the connection at once (as a
-     * broken control connection does), so that no reader waits for an end-of-stream that
-     * will never come: returns false then.
+     * A control record (control thread; {@link PeerRecords}). One that breaks the protocol resets
+     * the connection at once: returns false then.
      */
     boolean onRecord(byte type, long value) {
-        try {
-            switch (type) {
-                case ControlRecord.FIN -> onFin(Event.FIN_RECORD, value);
-                case ControlRecord.CLOSE -> {
-                    long a = step(Event.CLOSE_RECORD, 0, value, 0, 0);
-                    recordChecked(a, type, "CLOSE without FIN");
-                    if ((a & WAKE) != 0) {
-                        wake();
-                    }
-                    if ((a & END_OUTPUT_FOR_PEER) != 0) {
-                        ending.endOutputForPeer();
-                    }
-                }
-                case ControlRecord.ABORT -> {
-                    long a = step(Event.ABORT_RECORD, 0, value, 0, 0);
-                    recordChecked(a, type, "ABORT " + value);
-                    if ((a & DO_RESET) != 0) {
-                        reset("Connection reset by peer");
-                    }
-                    if ((a & END_OUTPUT_FOR_PEER) != 0) {
-                        ending.endOutputForPeer();
-                    }
-                }
-                case ControlRecord.SWITCHED -> {
-                    long limit = upgrade.limit();
-                    long a = step(Event.SWITCHED_RECORD, 0, value, limit, 0);
-                    recordChecked(a, type, "SWITCHED " + value + " where " + limit + " raw bytes were announced");
-                }
-                case ControlRecord.NUDGE -> {
-                    long a = step(Event.NUDGE_RECORD, ending.progressingForPeer() ? PROGRESSING : 0);
-                    recordChecked(a, type, null);
-                    if ((a & PROGRESS_FOR_PEER) != 0) {
-                        ending.progressForPeer();
-                    }
-                }
-                default -> recordChecked(step(Event.UNKNOWN_RECORD), type, "unknown control record type " + type);
-            }
-            return true;
-        } catch (ProtocolException e) {
-            onControlEof(e.getMessage());
-            return false;
-        }
-    }
-
-    /** Throws what the table found wrong with a record of {@code type} (its message, or one after the peer's end). */
-    private static void recordChecked(long actions, byte type, String brokenMessage) throws ProtocolException {
-        if ((actions & RECORD_AFTER_END) != 0) {
-            throw new ProtocolException("control record of type " + type + " after CLOSE or ABORT");
-        }
-        if ((actions & PROTOCOL_ERROR) != 0) {
-            throw new ProtocolException(brokenMessage);
-        }
+        return PeerRecords.take(this, type, value);
     }
 
     /**
@@ -598,7 +547,8 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         onFin(Event.DONE, messages);
     }
 
-    private void onFin(Event event, long messages) throws ProtocolException {
+    /** The peer's count, from {@code event} (FIN_RECORD or DONE); throws when it breaks the protocol. */
+    void onFin(Event event, long messages) throws ProtocolException {
         // (the group's lock: taken before the monitor, never under it)
         long consumed = connection.messagesConsumed();
         long a;
@@ -611,7 +561,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
             }
             a = store(r);
         }
-        recordChecked(a, ControlRecord.FIN, messages < 0 || earlier >= 0 && earlier != messages
+        PeerRecords.checked(a, ControlRecord.FIN, messages < 0 || earlier >= 0 && earlier != messages
                 ? "FIN of " + messages + " messages (earlier: " + earlier + ")"
                 : "peer announced the end after " + messages + " messages, but " + consumed + " arrived");
         wake();
@@ -638,9 +588,9 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
     /**
      * Our output switched, but the peer can no longer learn where (its upgrade session ended
      * first, as when it wrote and closed at once), or the peer closed while its own output was
-     * still raw (no record can tell us that; Upgrade#onEnd): a reset for everything we write. A raw input
+     * still raw (no record can tell us that; the session's end): a reset for everything we write. A raw input
      * whose peer never announced a switch still reads to the kernel's end-of-stream, since its
-     * bytes are the peer's whole stream ({@link #rawInputOutlivesReset}); resetting it too would
+     * bytes are the peer's whole stream ({@link #inputOutlivesReset}); resetting it too would
      * lose the last bytes of a peer that wrote and closed while our idle output moved
      * (regression: OrderlyCloseTest).
      */
@@ -728,6 +678,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
     }
 
     // ---- the control thread's part: closing in order (ConnectionEnding) ----------------------
+    // (tick, startTicking, owesPeer and closeAtExit stay here as the control loop's entry points)
 
     /** The close in order as the control thread drives it. */
     ConnectionEnding ending() {
