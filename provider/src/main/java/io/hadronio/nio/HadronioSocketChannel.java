@@ -81,19 +81,20 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     private HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, SocketChannel unconnected) {
         this(provider, runtime, ConnectionLifecycle.unconnected(runtime.control(), unconnected),
-                (life, io) -> new KernelStream(runtime, life, io, unconnected, null));
+                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, unconnected, null));
     }
 
     /** An accepted accelerated channel, open. */
     HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle accepted) {
-        this(provider, runtime, accepted, (life, io) -> new KernelStream(runtime, life, io, life.tcp(), null));
+        this(provider, runtime, accepted,
+                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, life.tcp(), null));
     }
 
     /** An accepted plain channel, connected; {@code prefix}: bytes already read from it, or null. */
     HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, SocketChannel tcp, ByteBuffer prefix)
             throws IOException {
         this(provider, runtime, ConnectionLifecycle.acceptedPlain(runtime.control(), tcp),
-                (life, io) -> new KernelStream(runtime, life, io, tcp, prefix));
+                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, tcp, prefix));
         usePlainTcp();
     }
 
@@ -101,7 +102,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, LocalStreams.Accepted accepted)
             throws IOException {
         this(provider, runtime, ConnectionLifecycle.acceptedPlain(runtime.control(), accepted.channel()),
-                (life, io) -> new KernelStream(runtime, life, io, accepted));
+                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, accepted));
         usePlainTcp();
     }
 

@@ -6,7 +6,6 @@ import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
 import io.hadronio.transport.Connection;
 import io.hadronio.transport.ConnectionLifecycle;
-import io.hadronio.transport.UcxRuntime;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -18,6 +17,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -39,7 +39,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * socket would fail it with "Broken pipe" (regression: LocalStreamTest).
  */
 public final class KernelStream implements DataPath {
-    private final UcxRuntime runtime;
+    // local Unix streams between hadroNIO processes (null: off); the JDK's provider, for probes
+    private final LocalStreams streams;
+    private final SelectorProvider platform;
     private final ConnectionLifecycle life;
     private final ChannelIo io;
     // the kernel socket; a local stream's Unix socket once connect chose one (set once, in
@@ -72,9 +74,10 @@ public final class KernelStream implements DataPath {
     private static volatile Map<SocketOption<?>, Object> tcpDefaults;
 
     /** An unconnected channel's socket, or an accepted plain one with the bytes its detection took ({@code prefix}, may be null). */
-    public KernelStream(UcxRuntime runtime, ConnectionLifecycle life, ChannelIo io, SocketChannel socket,
-                        ByteBuffer prefix) {
-        this.runtime = runtime;
+    public KernelStream(LocalStreams streams, SelectorProvider platform, ConnectionLifecycle life, ChannelIo io,
+                        SocketChannel socket, ByteBuffer prefix) {
+        this.streams = streams;
+        this.platform = platform;
         this.life = life;
         this.io = io;
         this.socket = socket;
@@ -82,8 +85,9 @@ public final class KernelStream implements DataPath {
     }
 
     /** An accepted local stream connection. */
-    public KernelStream(UcxRuntime runtime, ConnectionLifecycle life, ChannelIo io, LocalStreams.Accepted accepted) {
-        this(runtime, life, io, accepted.channel(), null);
+    public KernelStream(LocalStreams streams, SelectorProvider platform, ConnectionLifecycle life, ChannelIo io,
+                        LocalStreams.Accepted accepted) {
+        this(streams, platform, life, io, accepted.channel(), null);
         this.streamLocal = accepted.local();
         this.streamRemote = accepted.remote();
         this.streamOptions = new ConcurrentHashMap<>();
@@ -124,7 +128,6 @@ public final class KernelStream implements DataPath {
      * keeping the TCP socket as the holder of the local port. False: TCP.
      */
     public boolean connectStream(InetSocketAddress isa) throws IOException {
-        LocalStreams streams = runtime.localStreams();
         if (streams == null) {
             return false;
         }
@@ -240,7 +243,7 @@ public final class KernelStream implements DataPath {
                 all = new HashSet<>(socket.supportedOptions());
             } else {
                 // a TCP socket's, not the Unix socket's
-                try (SocketChannel probe = runtime.platform().openSocketChannel()) {
+                try (SocketChannel probe = platform.openSocketChannel()) {
                     all = new HashSet<>(probe.supportedOptions());
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
@@ -271,7 +274,7 @@ public final class KernelStream implements DataPath {
         Map<SocketOption<?>, Object> d = tcpDefaults;
         if (d == null) {
             d = new HashMap<>();
-            try (SocketChannel probe = runtime.platform().openSocketChannel()) {
+            try (SocketChannel probe = platform.openSocketChannel()) {
                 for (SocketOption<?> o : probe.supportedOptions()) {
                     try {
                         Object v = probe.getOption(o);
@@ -413,7 +416,7 @@ public final class KernelStream implements DataPath {
                 throw e;
             }
             brokenPipeSeen = true;
-            if (!streamEndSeen && runtime.localStreams().takeReset(streamId, reservation == null)) {
+            if (!streamEndSeen && streams.takeReset(streamId, reservation == null)) {
                 // the peer reset the connection: as TCP after its reset, the write fails
                 // with it and a read then finds the end
                 streamEndSeen = true;
@@ -437,7 +440,7 @@ public final class KernelStream implements DataPath {
         }
         streamEndSeen = true;
         // the peer is the client when we are the server (the client holds the reservation)
-        if (runtime.localStreams().takeReset(streamId, reservation == null)) {
+        if (streams.takeReset(streamId, reservation == null)) {
             // as after TCP's reset, writes fail from now on (none is taken); brokenPipeSeen is
             // the write lock's, but a write that races this read would fail on the closed pipe anyway
             brokenPipeSeen = true;
@@ -447,7 +450,7 @@ public final class KernelStream implements DataPath {
 
     /** An abortive close of a local stream: the peer's reads end in a reset, unless it closed already. */
     private void markReset() {
-        runtime.localStreams().markReset(streamId, reservation != null, fd);
+        streams.markReset(streamId, reservation != null, fd);
     }
 
     private static boolean isBrokenPipe(IOException e) {
@@ -519,7 +522,7 @@ public final class KernelStream implements DataPath {
     /** After the connection's close: takes the mark {@link #peerMarkUnread} found, and frees the reserved port. */
     public void closed(boolean takeMark) throws IOException {
         if (takeMark) {
-            runtime.localStreams().takeReset(streamId, reservation == null);
+            streams.takeReset(streamId, reservation == null);
         }
         SocketChannel r = reservation;
         if (r != null) {
