@@ -160,7 +160,7 @@ public final class UcxRuntime {
 
     /**
      * What both ends of an endpoint must share: the UCX settings ({@link UcxContext#endpointProfile})
-     * and the data protocol's version ("+bulk": messages of {@link Connection#BULK_MIN} bytes or more
+     * and the data protocol's version ("+bulk": messages of {@link WireFormat#BULK_MIN} bytes or more
      * go as bulk messages). A peer with another profile keeps the connection on TCP.
      */
     public String endpointProfile() {
@@ -224,9 +224,9 @@ public final class UcxRuntime {
         counts.put("ucx.requests", requests);
         counts.put("ucx.endpoints", endpoints);
         counts.put("ucx.upcalls", (long) io.hadronio.ucx.Ucx.upcallTargets());
-        counts.put("connections.memory", (long) Connection.memoryLive());
-        counts.put("connections.memory.bytes", Connection.memoryBytes());
-        counts.put("connections.memory.retained", (long) Connection.memoryRetained());
+        counts.put("connections.memory", (long) ConnectionMemory.memoryLive());
+        counts.put("connections.memory.bytes", ConnectionMemory.memoryBytes());
+        counts.put("connections.memory.retained", (long) ConnectionMemory.memoryRetained());
         counts.put("connections.memory.hugepages.bytes", areas.mappedBytes());
         counts.put("rendezvous.expected", (long) peers.rendezvous().expectedRegistrations());
         counts.putAll(loop.counts());

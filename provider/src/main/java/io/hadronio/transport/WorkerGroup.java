@@ -26,6 +26,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * another thread's progress produced. How threads sleep without stealing each other's
  * wake-ups is {@link Waiters}' part.
  *
+ * <p>It knows the connections that use it only as a {@link WorkerUser} (its token's completions,
+ * its peer's failure) and as the {@link Readiness} a blocked thread waits for.
+ *
  * <p>Lock order (docs/architecture.md, "Lock order"): a channel's read or write lock, then the
  * raw-input lock (ConnectionUpgrade), then this lock, then a ConnectionLifecycle's monitor, a leaf:
  * it may be taken while this lock is held, never this lock while the monitor is. Nothing blocks
@@ -67,7 +70,7 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
         final UcxEndpoint endpoint;
         final java.nio.ByteBuffer key;
         // connections that use it; under the group's lock
-        final java.util.Set<Connection> users = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        final java.util.Set<WorkerUser> users = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         boolean failed;
 
         PeerEndpoint(UcxEndpoint endpoint, java.nio.ByteBuffer key) {
@@ -77,7 +80,7 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
     }
 
     /** The endpoint to the worker at {@code peerAddress}, made on first use; {@code user} is told of its failure. Under lock. */
-    PeerEndpoint endpointTo(byte[] peerAddress, Connection user) throws UcxException {
+    PeerEndpoint endpointTo(byte[] peerAddress, WorkerUser user) throws UcxException {
         assert lock.isHeldByCurrentThread();
         java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(peerAddress.clone());
         PeerEndpoint p = peers.get(key);
@@ -100,8 +103,8 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
         }
         p.failed = true;
         peers.remove(p.key, p);
-        for (Connection c : p.users.toArray(new Connection[0])) {
-            c.onPeerFailure(status);
+        for (WorkerUser u : p.users.toArray(new WorkerUser[0])) {
+            u.onPeerFailure(status);
         }
         // a failed endpoint stays UCX's until it is closed, which an upcall may not do: after the progress
         failedEndpoints.add(p.endpoint);
@@ -131,7 +134,7 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
     }
 
     /** A connection no longer uses {@code p}; the endpoint stays for the next connection to that peer. Under lock. */
-    void leave(PeerEndpoint p, Connection user) {
+    void leave(PeerEndpoint p, WorkerUser user) {
         p.users.remove(user);
     }
 
@@ -142,8 +145,8 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
      * sends wait) end now. Under lock.
      */
     void peerMayBeDead(PeerEndpoint p) {
-        for (Connection c : p.users) {
-            if (!c.controlLost()) {
+        for (WorkerUser u : p.users) {
+            if (!u.controlLost()) {
                 return;
             }
         }
@@ -185,14 +188,14 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
     // connections by token: their requests carry it, so that a completion names the connection it
     // changed and a selector looks at that one only. Under lock; tokens are reused, so a request
     // that completes after its connection was released may name another one (a harmless extra look)
-    private Connection[] byToken = new Connection[64];
+    private WorkerUser[] byToken = new WorkerUser[64];
     // tokens given back, and the next never-used one
     private int[] freeTokens = new int[64];
     private int freeTokenCount;
     private int nextToken;
 
     /** A token for {@code c}'s requests. Under lock. */
-    int attach(Connection c) {
+    int attach(WorkerUser c) {
         assert lock.isHeldByCurrentThread();
         int token = freeTokenCount > 0 ? freeTokens[--freeTokenCount] : nextToken++;
         if (token == byToken.length) {
@@ -203,7 +206,7 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
     }
 
     /** {@code c} posts nothing more with its token. Under lock. */
-    void detach(int token, Connection c) {
+    void detach(int token, WorkerUser c) {
         assert lock.isHeldByCurrentThread();
         if (byToken[token] == c) {
             byToken[token] = null;
@@ -216,9 +219,9 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
 
     /** A request posted with {@code token} completed (an upcall, under lock): its connection's readiness may have changed. */
     private void completed(int token) {
-        final Connection[] t = byToken;
+        final WorkerUser[] t = byToken;
         if (token < t.length) {
-            Connection c = t[token];
+            WorkerUser c = t[token];
             if (c != null) {
                 c.completionSeen();
             }
@@ -404,7 +407,7 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
         protected boolean wantsWake() {
             Readiness r = readiness;
             boolean wants = r == null || r.mayBeReady(op);
-            if (wants && op == Connection.OP_WRITE) {
+            if (wants && op == Readiness.OP_WRITE) {
                 writerWakes.increment();
             }
             return wants;
@@ -578,19 +581,6 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
             worker.close();
         } finally {
             lock.unlock();
-        }
-    }
-
-    /** What a waiting thread waits for. */
-    interface Readiness {
-        boolean isReady(int op);
-
-        /**
-         * False only when {@code op} is surely not ready: a cheap look without side effects,
-         * by another thread that holds the group's lock (see {@link Waiters.Waiter#wantsWake}).
-         */
-        default boolean mayBeReady(int op) {
-            return true;
         }
     }
 }

@@ -168,9 +168,9 @@ class AbruptCloseMemoryTest {
      */
     @Test
     void shouldFreeMemoryWhenClosingWithBulkMessagesInFlight() throws Exception {
-        long staged = Connection.bulkReceivedStaged();
+        long staged = ReceiveSlices.bulkReceivedStaged();
         closeWhilePeerWrites(io.hadronio.EagerProvider.get(), 64 * 1024, false, true);
-        assertTrue(Connection.bulkReceivedStaged() > staged, "bulk messages drained by the closing side");
+        assertTrue(ReceiveSlices.bulkReceivedStaged() > staged, "bulk messages drained by the closing side");
     }
 
     private static void closeWhilePeerWrites(int writeSize, boolean abortive) throws Exception {
@@ -260,9 +260,9 @@ class AbruptCloseMemoryTest {
     /** Once the closes settled: no memory retained, and as many connections' memory as {@code baseline}. */
     private static void assertAllFreed(int baseline) throws InterruptedException {
         settle(baseline);
-        assertEquals(0, Connection.memoryRetained(),
-                () -> "connections whose memory is kept for requests in flight: " + Connection.memoryRetainedBy());
-        assertEquals(baseline, Connection.memoryLive(), "connections whose memory is not freed");
+        assertEquals(0, ConnectionMemory.memoryRetained(),
+                () -> "connections whose memory is kept for requests in flight: " + ConnectionMemory.memoryRetainedBy());
+        assertEquals(baseline, ConnectionMemory.memoryLive(), "connections whose memory is not freed");
     }
 
     /**
@@ -272,12 +272,12 @@ class AbruptCloseMemoryTest {
      */
     private static int quiet() throws InterruptedException {
         long deadline = System.nanoTime() + SETTLE_NANOS;
-        int live = Connection.memoryLive();
+        int live = ConnectionMemory.memoryLive();
         long stableSince = System.nanoTime();
         while (System.nanoTime() - deadline < 0) {
             Thread.sleep(10);
-            int now = Connection.memoryLive();
-            if (now != live || Connection.memoryRetained() > 0) {
+            int now = ConnectionMemory.memoryLive();
+            if (now != live || ConnectionMemory.memoryRetained() > 0) {
                 live = now;
                 stableSince = System.nanoTime();
             } else if (System.nanoTime() - stableSince > TimeUnit.SECONDS.toNanos(1)) {
@@ -290,7 +290,7 @@ class AbruptCloseMemoryTest {
     /** Waits until the connections' memory is down to {@code live} and none is retained (or the guard passes). */
     private static void settle(int live) throws InterruptedException {
         long deadline = System.nanoTime() + SETTLE_NANOS;
-        while ((Connection.memoryLive() > live || Connection.memoryRetained() > 0) && System.nanoTime() - deadline < 0) {
+        while ((ConnectionMemory.memoryLive() > live || ConnectionMemory.memoryRetained() > 0) && System.nanoTime() - deadline < 0) {
             Thread.sleep(10);
         }
     }

@@ -18,7 +18,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Bulk messages (Connection: a message of {@link Connection#BULK_MIN} bytes or more, once the
+ * Bulk messages (Connection: a message of {@link WireFormat#BULK_MIN} bytes or more, once the
  * reader reads into direct buffers with room for any message, goes as an empty DATA message
  * and its bytes under their own tag, received straight into the reader's buffer): every byte
  * arrives once and in order while the reader keeps changing what it reads into - direct
@@ -42,16 +42,16 @@ class BulkMessageTest {
                     if (upgraded) {
                         UpgradedPairs.moveToUcx(client, accepted);
                     }
-                    long direct = Connection.bulkReceivedDirect();
-                    long staged = Connection.bulkReceivedStaged();
+                    long direct = ReceiveSlices.bulkReceivedDirect();
+                    long staged = ReceiveSlices.bulkReceivedStaged();
                     CompletableFuture<long[]> writer = CompletableFuture.supplyAsync(() -> write(client));
                     long[] read = read(accepted);
                     long[] written = writer.get(60, TimeUnit.SECONDS);
                     assertEquals(written[0], read[0], "bytes");
                     assertEquals(written[1], read[1], "CRC32C of the stream");
                     // both ways of taking a bulk message were exercised
-                    assertTrue(Connection.bulkReceivedDirect() > direct, "bulk messages received in place");
-                    assertTrue(Connection.bulkReceivedStaged() > staged, "bulk messages received through a slice");
+                    assertTrue(ReceiveSlices.bulkReceivedDirect() > direct, "bulk messages received in place");
+                    assertTrue(ReceiveSlices.bulkReceivedStaged() > staged, "bulk messages received through a slice");
                 }
             }
         }

@@ -168,9 +168,9 @@ class SendBufferTest {
 
     @Test
     void shouldHaveAtLeastOneSlotPerSliceOfThePeer() {
-        assertEquals(8, Connection.sendSlots(0, 64 * 1024, 8));
-        assertEquals(32, Connection.sendSlots(2L << 20, 64 * 1024, 8));
-        assertEquals(33, Connection.sendSlots((2L << 20) + 1, 64 * 1024, 8));
-        assertEquals(Connection.MAX_SEND_SLOTS, Connection.sendSlots(1L << 30, 1024, 8));
+        assertEquals(8, SendSlots.slotsFor(0, 64 * 1024, 8));
+        assertEquals(32, SendSlots.slotsFor(2L << 20, 64 * 1024, 8));
+        assertEquals(33, SendSlots.slotsFor((2L << 20) + 1, 64 * 1024, 8));
+        assertEquals(SendSlots.MAX_SLOTS, SendSlots.slotsFor(1L << 30, 1024, 8));
     }
 }
