@@ -78,7 +78,7 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
     private final ReceiveSlices rx;
     // the send side (writer thread, under lock)
     private final SendSlots tx;
-    // the control loop's watch over what must leave without the application (see watchSends)
+    // the control loop's watch over what must leave without the application (see FlushWatch)
     private final FlushWatch flushWatch = new FlushWatch();
 
     private UcxEndpoint endpoint;

@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * arena), the UCX requests that keep it allocated after {@link Connection#release}, and the
  * JVM-wide count of such memory (a diagnostic: {@link UcxRuntime#resources}).
  *
- * <p>Guarding: the allocations and {@link #opened}/{@link #free} run once each, at set-up (the
- * send slots under the worker group's lock, in {@link Connection#connect}) and at the end; the
+ * <p>Guarding: {@code bytes} is written by the allocations, which happen at set-up only (the
+ * receive side's by the constructing thread, the send slots under the worker group's lock in
+ * {@link Connection#connect}), and read by {@link #free}, which runs once, after release. The
  * requests kept in flight ({@link #keepIfInFlight}, {@link #releaseEnded}, {@link #abandon}) are
  * under the worker group's lock. The JVM-wide counters are atomics, changed only at set-up and
  * release.
