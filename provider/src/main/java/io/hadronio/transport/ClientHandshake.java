@@ -18,15 +18,15 @@ import java.nio.channels.SelectionKey;
 final class ClientHandshake extends Handshake {
     private static final Logger LOG = System.getLogger(ClientHandshake.class.getName());
 
-    private final UcxRuntime runtime;
+    private final ConnectionServices runtime;
     private final ConnectionLifecycle life;
     private final HandshakeFrameReader reader = new HandshakeFrameReader();
-    private Connection connection;
+    private UcxHalf connection;
     private byte[] clientHello;
     private byte[] serverHello;
     private HandshakeMessages.ServerHello server;
 
-    ClientHandshake(UcxRuntime runtime, Reactor reactor, ConnectionLifecycle life) {
+    ClientHandshake(ConnectionServices runtime, Reactor reactor, ConnectionLifecycle life) {
         super(life.tcp(), reactor, System.nanoTime() + ServerHandshake.handshakeNanos(runtime));
         this.runtime = runtime;
         this.life = life;
@@ -53,9 +53,9 @@ final class ClientHandshake extends Handshake {
                 if (!tcp.isConnected() && (!key.isConnectable() || !tcp.finishConnect())) {
                     return;
                 }
-                connection = runtime.newConnection(life);
-                clientHello = HandshakeMessages.clientHello(connection.localId,
-                        connection.rxSliceSize, connection.rxSliceCount, connection.group().address(),
+                connection = runtime.newHalf(life);
+                clientHello = HandshakeMessages.clientHello(connection.localId(),
+                        connection.rxSliceSize(), connection.rxSliceCount(), connection.group().address(),
                         runtime.endpointProfile());
                 Reactor.writeFully(tcp, ByteBuffer.wrap(clientHello));
                 key.interestOps(SelectionKey.OP_READ);

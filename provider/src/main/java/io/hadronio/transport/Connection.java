@@ -56,24 +56,24 @@ import java.util.concurrent.locks.ReentrantLock;
  * sides, the endpoint fields here and the flush watch's flag. Reads are called under the
  * channel's read lock, writes under its write lock.
  */
-public final class Connection implements Readiness, WorkerUser, UcxHalf {
+public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHousekeeping.Chores {
     public static final int OP_READ = Readiness.OP_READ;
     public static final int OP_WRITE = Readiness.OP_WRITE;
 
     private final WorkerGroup group;
     // flushes bytes that wait for credits when nobody else calls in
-    private final ConnectionControl control;
+    private final UcxHousekeeping control;
     private final UcxWorker worker;
     private final ReentrantLock lock;
     // memory of this connection: slices, slots, credit words; freed by release()
     private final ConnectionMemory memory;
     // our id: the peer puts it in the tags it sends us
-    final int localId;
+    private final int localId;
     // what our receives and data sends carry, so that their completion names us (WorkerGroup.attach)
     private final int token;
     // our receive geometry, told to the peer in the handshake
-    final int rxSliceSize;
-    final int rxSliceCount;
+    private final int rxSliceSize;
+    private final int rxSliceCount;
     // the receive side (reader thread, under lock)
     private final ReceiveSlices rx;
     // the send side (writer thread, under lock)
@@ -90,7 +90,7 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
     // whose state (end-of-stream, reset, close) this data path obeys; it keeps none of its own
     private final ConnectionLifecycle life;
 
-    Connection(ConnectionLifecycle life, WorkerGroup group, ConnectionControl control, HugePagePool areas, int sliceSize,
+    Connection(ConnectionLifecycle life, WorkerGroup group, UcxHousekeeping control, HugePagePool areas, int sliceSize,
                int sliceCount, long sendBufferBytes) throws UcxException {
         this.life = life;
         this.group = group;
@@ -125,8 +125,24 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
         life.readinessChanged();
     }
 
+    @Override
+    public int localId() {
+        return localId;
+    }
+
+    @Override
+    public int rxSliceSize() {
+        return rxSliceSize;
+    }
+
+    @Override
+    public int rxSliceCount() {
+        return rxSliceCount;
+    }
+
     /** Completes set-up once the peer's hello is known: its id, its receive geometry, its worker. */
-    void connect(int peerId, int peerSliceSize, int peerSliceCount, byte[] peerWorkerAddress) throws UcxException {
+    @Override
+    public void connect(int peerId, int peerSliceSize, int peerSliceCount, byte[] peerWorkerAddress) throws UcxException {
         lock.lock();
         try {
             tx.connect(peerId, peerSliceSize, peerSliceCount);
@@ -165,7 +181,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
      * True when UCX carries this connection over tcp only (no shared memory, no RDMA):
      * then the kernel's own TCP connection, which the JDK drives faster, is the better path.
      */
-    boolean onlyTcp() {
+    @Override
+    public boolean onlyTcp() {
         lock.lock();
         try {
             if (endpoint == null || !endpoint.isOpen()) {
@@ -464,7 +481,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
      * so that bytes a blocking write accepted leave even if the application calls in no
      * more ({@link FlushWatch}). Returns true while bytes still wait or a send is in flight.
      */
-    boolean flushFromControl() {
+    @Override
+    public boolean flushFromControl() {
         lock.lock();
         try {
             if (life.state() >= ConnectionLifecycle.CLOSING || !worker.isOpen()) {
@@ -487,7 +505,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
      * flight again (then it keeps watching). Under the lock, so a writer either sees the
      * watch still on or asks for a new one.
      */
-    boolean endFlushWatch() {
+    @Override
+    public boolean endFlushWatch() {
         lock.lock();
         try {
             if (life.state() < ConnectionLifecycle.CLOSING && worker.isOpen()
@@ -664,7 +683,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
      * worker, gives back those that ended and, once none is left, frees the memory. True
      * when nothing is left to watch (freed, or the worker closed: the memory stays then).
      */
-    boolean freeIfDone() {
+    @Override
+    public boolean freeIfDone() {
         lock.lock();
         try {
             if (!worker.isOpen()) {
@@ -686,7 +706,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf {
      * lives but never takes its messages). They go back to UCX and the memory stays allocated
      * for good, since they may still use it.
      */
-    void abandonInFlight() {
+    @Override
+    public void abandonInFlight() {
         lock.lock();
         try {
             memory.abandon(worker);

@@ -4,42 +4,27 @@ import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.nio.channels.SelectionKey;
-import java.util.concurrent.TimeUnit;
 
 /**
- * What connections have the control thread do for them, through the reactor's generic hooks
- * ({@link Reactor}): a lifecycle ticked until it has nothing more to finish, its control
- * records sent and read, an accelerated connection closed in order at a normal JVM exit, a
- * connection's held-back bytes flushed, and a released connection's memory freed once UCX
- * is done with it. What a record, a tick or a flush means is the connection's
- * ({@link ConnectionLifecycle}, {@link Connection}); how long a flush is watched and a free
- * waited for is decided here; the reactor only keeps the lists.
+ * What a connection's owner has the control thread do for it, through the reactor's generic
+ * hooks ({@link Reactor}): a lifecycle ticked until it has nothing more to finish, its control
+ * records sent and read, an accelerated connection closed in order at a normal JVM exit. What
+ * a record or a tick means is the owner's ({@link ConnectionLifecycle}); the reactor only keeps
+ * the lists. (What the UCX halves have it do, flushing and freeing, is {@link UcxHousekeeping}'s.)
  */
 public final class ConnectionControl {
     private static final Logger LOG = System.getLogger(ConnectionControl.class.getName());
-    // how long a connection stays watched after its last held-back bytes left
-    private static final long FLUSH_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    // how long the UCX requests a release found in flight may take before the memory is given up on (left allocated)
-    private static final long FREE_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(60);
-    // how often the control thread looks at them
-    private static final long FREE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final Reactor reactor;
-    private final UcxRuntime runtime;
-    // connections whose accepted bytes wait for a credit or for our worker's progress (Connection.watchSends),
-    // handed over by writers without a task
-    private final Reactor.RetryList<Connection> flushing;
-    // released connections whose memory waits for UCX requests in flight to end (Connection.freeIfDone)
-    private final Reactor.RetryList<Connection> freeing;
+    // wakes every selector and thread sleeping on a worker
+    private final Runnable wakeAll;
     // handshakes that ended accelerated since start, both directions (a diagnostic: control.accelerated.total);
     // written by the control thread only
     private volatile long accelerated;
 
-    ConnectionControl(Reactor reactor, UcxRuntime runtime) {
+    ConnectionControl(Reactor reactor, Runnable wakeAll) {
         this.reactor = reactor;
-        this.runtime = runtime;
-        this.flushing = reactor.retryList("control.flushing", 0, ConnectionControl::flushSends);
-        this.freeing = reactor.retryList("control.freeing", FREE_EVERY_NANOS, ConnectionControl::freeMemory);
+        this.wakeAll = wakeAll;
     }
 
     /** The reactor the connections' control thread is. */
@@ -54,7 +39,7 @@ public final class ConnectionControl {
 
     /** Wakes every selector and thread sleeping on a worker (a connect's outcome is there). */
     void wakeSelectors() {
-        runtime.wakeAll();
+        wakeAll.run();
     }
 
     /** Handshakes that ended accelerated since start, both directions. */
@@ -129,48 +114,5 @@ public final class ConnectionControl {
         } else {
             reactor.execute(() -> watch(life));
         }
-    }
-
-    /**
-     * Progresses a connection's worker and sends its bytes that wait for credits (every
-     * millisecond) until none wait and no send is in flight: a blocking write returned once it
-     * accepted them, and they must leave even if the application never calls in again (a UCX
-     * rendezvous leaves only while its sender progresses: Connection.watchSends). Any thread,
-     * without a task.
-     */
-    void flushUntilSent(Connection connection) {
-        flushing.request(connection);
-    }
-
-    /**
-     * Flushes held-back bytes. A connection stays on the list for a while after its last
-     * held-back bytes left, so that a streaming writer, which holds bytes back again and
-     * again, does not have to wake the control thread each time.
-     */
-    private static int flushSends(Connection c, long idleNanos) {
-        if (c.flushFromControl()) {
-            return Reactor.Retry.BUSY;
-        }
-        return idleNanos > FLUSH_GRACE_NANOS && c.endFlushWatch() ? Reactor.Retry.DONE : Reactor.Retry.IDLE;
-    }
-
-    /**
-     * Frees {@code connection}'s memory once the UCX requests its release found in flight have
-     * ended: a send the peer takes a little later, a receive finishing its rendezvous. Any thread.
-     */
-    void freeWhenDone(Connection connection) {
-        reactor.execute(() -> freeing.add(connection));
-    }
-
-    private static int freeMemory(Connection c, long idleNanos) {
-        if (c.freeIfDone()) {
-            return Reactor.Retry.DONE;
-        }
-        if (idleNanos > FREE_PATIENCE_NANOS) {
-            LOG.log(Level.DEBUG, "connection memory left allocated: UCX requests did not end in time");
-            c.abandonInFlight();
-            return Reactor.Retry.DONE;
-        }
-        return Reactor.Retry.IDLE;
     }
 }

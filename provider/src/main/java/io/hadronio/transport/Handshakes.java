@@ -20,7 +20,7 @@ import java.util.function.Function;
  * another connection.
  */
 public final class Handshakes {
-    private final UcxRuntime runtime;
+    private final ConnectionServices runtime;
     // what the handshakes see of the control loop
     private final Reactor reactor;
     private final Function<SocketChannel, ConnectionLifecycle> lifecycles;
@@ -31,7 +31,7 @@ public final class Handshakes {
     // handshakes in progress, both sides (a diagnostic: control.handshakes)
     private volatile int inProgress;
 
-    Handshakes(UcxRuntime runtime, ConnectionControl control) {
+    Handshakes(ConnectionServices runtime, ConnectionControl control) {
         this.runtime = runtime;
         this.reactor = control.reactor();
         this.lifecycles = tcp -> ConnectionLifecycle.accepting(control, tcp);

@@ -16,12 +16,12 @@ final class ListenerWatch implements Reactor.Handler {
     private static final Logger LOG = System.getLogger(ListenerWatch.class.getName());
     private final ServerSocketChannel tcp;
     private final AcceptQueue queue;
-    private final UcxRuntime runtime;
+    private final ConnectionServices runtime;
     private final int port;
     // accepts for good (clients from other hosts may speak first), not only while registrations are unclaimed
     private final boolean always;
 
-    ListenerWatch(ServerSocketChannel tcp, AcceptQueue queue, UcxRuntime runtime, int port, boolean always) {
+    ListenerWatch(ServerSocketChannel tcp, AcceptQueue queue, ConnectionServices runtime, int port, boolean always) {
         this.tcp = tcp;
         this.queue = queue;
         this.runtime = runtime;

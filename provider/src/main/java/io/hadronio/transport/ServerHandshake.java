@@ -32,7 +32,7 @@ import java.util.function.Predicate;
 final class ServerHandshake extends Handshake {
     private static final Logger LOG = System.getLogger(ServerHandshake.class.getName());
 
-    private final UcxRuntime runtime;
+    private final ConnectionServices runtime;
     final AcceptQueue queue;
     final java.net.InetAddress remote;
     private final Function<SocketChannel, ConnectionLifecycle> lifecycles;
@@ -45,7 +45,7 @@ final class ServerHandshake extends Handshake {
     private WorkerGroup group;
     // once the client's FINISH proved the key
     private ConnectionLifecycle life;
-    private Connection connection;
+    private UcxHalf connection;
 
     /**
      * @param remote     the client's address
@@ -53,7 +53,7 @@ final class ServerHandshake extends Handshake {
      * @param admit      whether a hello from this client may wait for its proof now (false: PLAIN,
      *                   and the connection is plain TCP)
      */
-    ServerHandshake(UcxRuntime runtime, Reactor reactor, AcceptQueue queue, SocketChannel tcp,
+    ServerHandshake(ConnectionServices runtime, Reactor reactor, AcceptQueue queue, SocketChannel tcp,
                     java.net.InetAddress remote, Peers.Inbound inbound,
                     Function<SocketChannel, ConnectionLifecycle> lifecycles, Predicate<ServerHandshake> admit) {
         super(tcp, reactor, System.nanoTime() + (inbound == Peers.Inbound.DETECT
@@ -65,7 +65,7 @@ final class ServerHandshake extends Handshake {
         this.admit = admit;
     }
 
-    static long handshakeNanos(UcxRuntime runtime) {
+    static long handshakeNanos(ConnectionServices runtime) {
         return TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
     }
 
@@ -172,7 +172,7 @@ final class ServerHandshake extends Handshake {
         // proven: only now does the connection get a lifecycle and a UCX half, and only now
         // does the client's worker address reach UCX
         life = lifecycles.apply(tcp);
-        connection = runtime.newConnection(life, group);
+        connection = runtime.newHalf(life, group);
         connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
         if (runtime.config().kernelTcp() && connection.onlyTcp()) {
             // UCX would only use tcp: the kernel's TCP connection we have is the faster path
@@ -182,7 +182,7 @@ final class ServerHandshake extends Handshake {
             return;
         }
         Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.ready(runtime.peers().secret(), clientHello,
-                serverHello, connection.localId, connection.rxSliceSize, connection.rxSliceCount)));
+                serverHello, connection.localId(), connection.rxSliceSize(), connection.rxSliceCount())));
         life.acceptedAccelerated(connection);
         ended();
         runtime.control().established(key, life);

@@ -52,12 +52,24 @@ public interface UcxHalf {
     /** The transports UCX uses for it, e.g. {@code [cma, sysv]}. */
     String transports();
 
-    /** The worker the half's readers and writers wait on. */
-    Sleepers group();
+    /** The worker group the half's readers and writers wait on (the owner wakes its sleepers on every fact). */
+    WorkerGroup group();
 
-    /** The threads asleep on a worker: the owner wakes them whenever a fact of the connection changes. */
-    interface Sleepers {
-        /** Wakes every thread waiting on the worker, so that each asks its connection again. */
-        void wakeSleepers();
-    }
+    // ---- for the handshakes and the upgrade, which set the half up ------------------------------
+
+    /** Our id for the connection: the peer tags its messages to us with it. */
+    int localId();
+
+    /** The size of our receive slices, which the peer's messages must fit. */
+    int rxSliceSize();
+
+    /** How many receive slices we posted: the peer's initial credits. */
+    int rxSliceCount();
+
+    /** Connects to the peer's half, as its hello describes it. */
+    void connect(int peerId, int peerSliceSize, int peerSliceCount, byte[] peerWorkerAddress)
+            throws io.hadronio.ucx.UcxException;
+
+    /** True when UCX reaches the peer only over TCP (where the kernel's TCP serves better). */
+    boolean onlyTcp();
 }

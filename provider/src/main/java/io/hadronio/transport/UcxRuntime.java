@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Everything UCX-side one provider owns: the context, the worker groups that
  * connections are spread over, and the control loop. Made once, on first use.
  */
-public final class UcxRuntime {
+public final class UcxRuntime implements ConnectionServices {
     private static final System.Logger LOG = System.getLogger(UcxRuntime.class.getName());
     private final HadronioConfig config;
     private final UcxContext context;
@@ -30,6 +30,8 @@ public final class UcxRuntime {
     // the control thread (the reactor) and what connections have it do
     private final ControlLoop loop;
     private final ConnectionControl control;
+    // what the UCX halves have the control thread do: flush held-back sends, free released memory
+    private final UcxHousekeeping housekeeping;
     private final Handshakes handshakes;
     private final SelectorProvider platform;
     private final Peers peers;
@@ -48,7 +50,8 @@ public final class UcxRuntime {
         this.platform = platform;
         this.peers = peers;
         this.loop = new ControlLoop(platform);
-        this.control = new ConnectionControl(loop, this);
+        this.control = new ConnectionControl(loop, this::wakeAll);
+        this.housekeeping = new UcxHousekeeping(loop);
         this.handshakes = new Handshakes(this, control);
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
         this.localStreams = config.upgrade() && config.localStream()
@@ -150,6 +153,7 @@ public final class UcxRuntime {
                 + ": UCX refused it (" + cause.getMessage() + "; UCX's own log above names the value)", cause);
     }
 
+    @Override
     public HadronioConfig config() {
         return config;
     }
@@ -163,16 +167,19 @@ public final class UcxRuntime {
      * and the data protocol's version ("+bulk": messages of {@link WireFormat#BULK_MIN} bytes or more
      * go as bulk messages). A peer with another profile keeps the connection on TCP.
      */
+    @Override
     public String endpointProfile() {
         return context.endpointProfile(io.hadronio.ucx.ErrorMode.PEER) + "+bulk";
     }
 
     /** Who is accelerated: the key, the local rendezvous, the configured remote networks. */
+    @Override
     public Peers peers() {
         return peers;
     }
 
     /** What connections have the control thread do for them. */
+    @Override
     public ConnectionControl control() {
         return control;
     }
@@ -235,20 +242,16 @@ public final class UcxRuntime {
         return java.util.Collections.unmodifiableMap(counts);
     }
 
-    /** A new connection half on the next worker group (round robin), receives posted. */
-    Connection newConnection(ConnectionLifecycle life) throws UcxException {
-        return newConnection(life, nextGroup());
-    }
-
-    /** The worker group the next connection goes to (round robin); nothing is made on it. */
-    WorkerGroup nextGroup() {
+    @Override
+    public WorkerGroup nextGroup() {
         return groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
     }
 
     /** A new connection half on {@code group}, receives posted: its receive area, its tag id. */
-    Connection newConnection(ConnectionLifecycle life, WorkerGroup group) throws UcxException {
+    @Override
+    public Connection newHalf(ConnectionLifecycle life, WorkerGroup group) throws UcxException {
         connectionsMade.incrementAndGet();
-        return new Connection(life, group, control, areas, config.sliceSize(), config.sliceCount(),
+        return new Connection(life, group, housekeeping, areas, config.sliceSize(), config.sliceCount(),
                 config.sendBufferBytes());
     }
 

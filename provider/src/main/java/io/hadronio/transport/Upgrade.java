@@ -54,12 +54,12 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     static final byte CLOSING = 25;
     static final byte DONE = 26;
 
-    private final UcxRuntime runtime;
+    private final ConnectionServices runtime;
     private final ConnectionLifecycle life;
     private final boolean client;
     // rendezvous thread only
     private UpgradeSession session;
-    private Connection connection;
+    private UcxHalf connection;
     // which session messages went and came (PathSwitch's word; its table decides what follows)
     private int sw;
     // the rendezvous thread started this upgrade (client: its delay passed; server: a session
@@ -86,7 +86,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     private volatile UpgradeSession started;
     private volatile boolean outputEndedEarly;
 
-    private Upgrade(UcxRuntime runtime, ConnectionLifecycle life, boolean client) {
+    private Upgrade(ConnectionServices runtime, ConnectionLifecycle life, boolean client) {
         this.runtime = runtime;
         this.life = life;
         this.client = client;
@@ -119,12 +119,12 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     }
 
     /** The client's side, for a channel about to connect to a local address (before it opens). */
-    static Upgrade client(UcxRuntime runtime, ConnectionLifecycle life) {
+    static Upgrade client(ConnectionServices runtime, ConnectionLifecycle life) {
         return new Upgrade(runtime, life, true);
     }
 
     /** The server's side of an accepted local connection. */
-    static Upgrade server(UcxRuntime runtime, ConnectionLifecycle life) {
+    static Upgrade server(ConnectionServices runtime, ConnectionLifecycle life) {
         return new Upgrade(runtime, life, false);
     }
 
@@ -193,7 +193,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         }
         if (client) {
             try {
-                connection = runtime.newConnection(life);
+                connection = runtime.newHalf(life);
                 s.send(HELLO, hello(connection));
             } catch (Exception e) {
                 abandon("cannot make the UCX half: " + e);
@@ -204,8 +204,8 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         }
     }
 
-    private byte[] hello(Connection c) {
-        return HandshakeMessages.clientHello(c.localId, c.rxSliceSize, c.rxSliceCount, c.group().address(),
+    private byte[] hello(UcxHalf c) {
+        return HandshakeMessages.clientHello(c.localId(), c.rxSliceSize(), c.rxSliceCount(), c.group().address(),
                 runtime.endpointProfile());
     }
 
@@ -279,7 +279,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         }
         try {
             if (!client) {
-                connection = runtime.newConnection(life);
+                connection = runtime.newHalf(life);
             }
             // only now, with the key proven by the session, does the peer's address reach UCX
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());

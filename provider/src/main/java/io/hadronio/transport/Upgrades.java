@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * {@code accept()} returned it.
  */
 public final class Upgrades implements LocalRendezvous.UpgradeListener {
-    private final UcxRuntime runtime;
+    private final ConnectionServices runtime;
     private final long expiryNanos;
     // accepted local connections not met by a session yet, and sessions not met by a connection yet;
     // key: client port << 16 | server port. Guarded by this.
@@ -39,7 +39,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                             LocalRendezvous.Hold hold) {
     }
 
-    Upgrades(UcxRuntime runtime) {
+    Upgrades(ConnectionServices runtime) {
         this.runtime = runtime;
         this.expiryNanos = TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
         runtime.peers().rendezvous().setUpgradeListener(this);

@@ -34,7 +34,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * it may be taken while this lock is held, never this lock while the monitor is. Nothing blocks
  * while holding it.
  */
-public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
+public final class WorkerGroup implements AutoCloseable {
     // the worker; every call into it holds 'lock'
     private final UcxWorker worker;
     // serialises all worker calls (UCX SERIALIZED mode)
@@ -321,7 +321,6 @@ public final class WorkerGroup implements AutoCloseable, UcxHalf.Sleepers {
     }
 
     /** Wakes every thread sleeping on this worker (close, control events, interrupts). */
-    @Override
     public void wakeSleepers() {
         if (!waiters.isEmpty()) {
             waiters.wakeAll();
