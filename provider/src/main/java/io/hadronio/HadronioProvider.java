@@ -5,7 +5,7 @@ import io.hadronio.config.HadronioConfig;
 import io.hadronio.nio.HadronioServerSocketChannel;
 import io.hadronio.nio.HadronioSocketChannel;
 import io.hadronio.platform.JdkInternals;
-import io.hadronio.transport.UcxRuntime;
+import io.hadronio.runtime.UcxRuntime;
 import io.hadronio.ucx.Ucx;
 import java.io.IOException;
 import java.lang.System.Logger;

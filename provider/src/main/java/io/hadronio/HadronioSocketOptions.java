@@ -1,5 +1,6 @@
 package io.hadronio;
 
+import io.hadronio.config.TransportOption;
 import java.net.SocketOption;
 
 /**
@@ -19,22 +20,7 @@ public final class HadronioSocketOptions {
      * shared memory on one host); {@code ""} before the channel is connected. Setting it
      * throws {@link UnsupportedOperationException}.
      */
-    public static final SocketOption<String> TRANSPORT = new SocketOption<>() {
-        @Override
-        public String name() {
-            return "HADRONIO_TRANSPORT";
-        }
-
-        @Override
-        public Class<String> type() {
-            return String.class;
-        }
-
-        @Override
-        public String toString() {
-            return name();
-        }
-    };
+    public static final SocketOption<String> TRANSPORT = TransportOption.TRANSPORT;
 
     private HadronioSocketOptions() {
     }

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.transport.ChannelInternals;
+import io.hadronio.path.ChannelInternals;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -630,7 +630,7 @@ class UpgradeTest {
                 new Random(31).nextBytes(bulk);
                 CompletableFuture<Void> bulkWrite = writeAll(client, bulk, new AtomicReference<>());
                 assertEquals(1, asleep.get(30, TimeUnit.SECONDS));
-                io.hadronio.transport.ConnectionLifecycle clientLife = ChannelInternals.lifeOf(client);
+                io.hadronio.connection.ConnectionLifecycle clientLife = ChannelInternals.lifeOf(client);
                 until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (!(clientLife.connection() != null && !clientLife.inputRaw()) && System.nanoTime() < until) {
                     Thread.sleep(1);
@@ -747,7 +747,7 @@ class UpgradeTest {
                 assertArrayEquals(bulk, in.array(), "the server's raw bytes");
                 serverWrite.get(30, TimeUnit.SECONDS);
                 // the accepted channel stays idle from here on; the client's output moves
-                io.hadronio.transport.ConnectionLifecycle clientLife = ChannelInternals.lifeOf(client);
+                io.hadronio.connection.ConnectionLifecycle clientLife = ChannelInternals.lifeOf(client);
                 while (clientLife.outputRaw() && System.nanoTime() < until) {
                     client.write(one.clear());
                     Thread.sleep(1);
@@ -768,7 +768,7 @@ class UpgradeTest {
     @Test
     void shouldNotGiveANewConnectionsSessionToAResetOneFromTheSamePort() throws Exception {
         // a provider of its own: the parked sessions counted here are this test's
-        HadronioProvider provider = io.hadronio.transport.UpgradedPairs.upgradingAtOnce();
+        HadronioProvider provider = io.hadronio.path.UpgradedPairs.upgradingAtOnce();
         try (ServerSocketChannel server = provider.openServerSocketChannel().bind(new InetSocketAddress(LOOPBACK, 0))) {
             // the earlier connection: a JDK client (it never upgrades), reset once accepted
             SocketChannel old = jdk.openSocketChannel();
@@ -794,7 +794,7 @@ class UpgradeTest {
                     assertEquals(1, ChannelInternals.parkedUpgradeSessions(oldAccepted), "the session waits for its connection");
                     try (SocketChannel accepted = server.accept()) {
                         // the new connection moves to UCX, its bytes whole and in order
-                        io.hadronio.transport.UpgradedPairs.moveToUcx(client, accepted);
+                        io.hadronio.path.UpgradedPairs.moveToUcx(client, accepted);
                     }
                 }
             }

@@ -174,7 +174,7 @@ abstract class ItSupport {
     static boolean hadronioWait(StackTraceElement e) {
         String c = e.getClassName();
         String m = e.getMethodName();
-        return c.startsWith("io.hadronio.transport.") && m.equals("await")
+        return (c.startsWith("io.hadronio.worker.") || c.startsWith("io.hadronio.path.")) && m.equals("await")
                 || c.equals("io.hadronio.platform.PollSet") && m.equals("pollOne")
                 || c.equals("sun.nio.ch.SocketDispatcher") && (m.startsWith("read") || m.startsWith("write"))
                 || c.equals("sun.nio.ch.Net") && m.equals("poll");

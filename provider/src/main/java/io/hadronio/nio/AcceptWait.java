@@ -2,7 +2,7 @@ package io.hadronio.nio;
 
 import io.hadronio.platform.EPollSet;
 import io.hadronio.platform.EventFd;
-import io.hadronio.transport.AdaptiveSpin;
+import io.hadronio.worker.AdaptiveSpin;
 import java.io.IOException;
 import java.nio.channels.SelectableChannel;
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -2,9 +2,9 @@ package io.hadronio.nio;
 
 import io.hadronio.path.ChannelIo;
 import io.hadronio.path.KernelStream;
-import io.hadronio.transport.ConnectionLifecycle;
-import io.hadronio.transport.UcxRuntime;
-import io.hadronio.transport.Upgrades;
+import io.hadronio.connection.ConnectionLifecycle;
+import io.hadronio.runtime.UcxRuntime;
+import io.hadronio.path.Upgrades;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;

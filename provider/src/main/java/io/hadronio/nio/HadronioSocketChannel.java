@@ -1,12 +1,12 @@
 package io.hadronio.nio;
 
-import io.hadronio.HadronioSocketOptions;
+import io.hadronio.config.TransportOption;
 import io.hadronio.connection.LocalStreams;
 import io.hadronio.path.ChannelIo;
 import io.hadronio.path.KernelStream;
 import io.hadronio.path.Paths;
-import io.hadronio.transport.ConnectionLifecycle;
-import io.hadronio.transport.UcxRuntime;
+import io.hadronio.connection.ConnectionLifecycle;
+import io.hadronio.runtime.UcxRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolFamily;
@@ -138,7 +138,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         life.ensureOpenForIo();
     }
 
-    /** The path the bytes take ({@link Paths#transport()}), as {@link HadronioSocketOptions#TRANSPORT} reports it. */
+    /** The path the bytes take ({@link Paths#transport()}), as {@link TransportOption#TRANSPORT} reports it. */
     public String transport() {
         return paths.transport();
     }

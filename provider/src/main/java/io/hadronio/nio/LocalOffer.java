@@ -2,7 +2,7 @@ package io.hadronio.nio;
 
 import io.hadronio.connection.LocalStreams;
 import io.hadronio.platform.EPollSet;
-import io.hadronio.transport.UcxRuntime;
+import io.hadronio.runtime.UcxRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;

@@ -2,7 +2,7 @@ package io.hadronio.nio;
 
 import io.hadronio.path.ChannelIo;
 import io.hadronio.path.KernelStream;
-import io.hadronio.transport.ConnectionLifecycle;
+import io.hadronio.connection.ConnectionLifecycle;
 import java.io.IOException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;

@@ -1,11 +1,11 @@
 package io.hadronio.path;
 
-import io.hadronio.HadronioSocketOptions;
+import io.hadronio.config.TransportOption;
 import io.hadronio.connection.LocalStreams;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
-import io.hadronio.transport.Connection;
-import io.hadronio.transport.ConnectionLifecycle;
+import io.hadronio.path.Connection;
+import io.hadronio.connection.ConnectionLifecycle;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -234,7 +234,7 @@ public final class KernelStream implements DataPath {
         return socket.getOption(name);
     }
 
-    /** A TCP socket's options (a local stream's too) and {@link HadronioSocketOptions#TRANSPORT}. */
+    /** A TCP socket's options (a local stream's too) and {@link TransportOption#TRANSPORT}. */
     public Set<SocketOption<?>> supportedOptions() {
         Set<SocketOption<?>> set = options;
         if (set == null) {
@@ -249,7 +249,7 @@ public final class KernelStream implements DataPath {
                     throw new UncheckedIOException(e);
                 }
             }
-            all.add(HadronioSocketOptions.TRANSPORT);
+            all.add(TransportOption.TRANSPORT);
             options = set = Collections.unmodifiableSet(all);
         }
         return set;

@@ -1,8 +1,8 @@
 package io.hadronio.path;
 
-import io.hadronio.HadronioSocketOptions;
-import io.hadronio.transport.Connection;
-import io.hadronio.transport.ConnectionLifecycle;
+import io.hadronio.config.TransportOption;
+import io.hadronio.path.Connection;
+import io.hadronio.connection.ConnectionLifecycle;
 import java.io.IOException;
 import java.net.Socket;
 import java.net.SocketOption;
@@ -190,26 +190,26 @@ public final class Paths {
 
     /**
      * Sets an option the channel checked (one of {@link KernelStream#supportedOptions()}, a value
-     * of its type, the channel open): the kernel socket's, or {@link HadronioSocketOptions#TRANSPORT},
+     * of its type, the channel open): the kernel socket's, or {@link TransportOption#TRANSPORT},
      * which is read-only.
      */
     public <T> void setOption(SocketOption<T> name, T value) throws IOException {
-        if (name == HadronioSocketOptions.TRANSPORT) {
+        if (name == TransportOption.TRANSPORT) {
             throw new UnsupportedOperationException("'" + name + "' is read-only");
         }
         kernel.setOption(name, value, life.state() == ConnectionLifecycle.NEW);
     }
 
-    /** An option the channel checked: the kernel socket's, or {@link HadronioSocketOptions#TRANSPORT}. */
+    /** An option the channel checked: the kernel socket's, or {@link TransportOption#TRANSPORT}. */
     @SuppressWarnings("unchecked")
     public <T> T getOption(SocketOption<T> name) throws IOException {
-        return name == HadronioSocketOptions.TRANSPORT ? (T) transport() : kernel.getOption(name);
+        return name == TransportOption.TRANSPORT ? (T) transport() : kernel.getOption(name);
     }
 
     // ---- what the channel reports ----------------------------------------------------------------
 
     /**
-     * The path the bytes take, as {@link HadronioSocketOptions#TRANSPORT} reports it:
+     * The path the bytes take, as {@link TransportOption#TRANSPORT} reports it:
      * {@code "ucx:cma,sysv"} (the UCX transports in use), {@code "tcp"}, {@code "unix"} (a local
      * stream not moved yet), or {@code ""} while not connected.
      */

@@ -1,7 +1,7 @@
 package io.hadronio.path;
 
-import io.hadronio.transport.Connection;
-import io.hadronio.transport.ConnectionLifecycle;
+import io.hadronio.path.Connection;
+import io.hadronio.connection.ConnectionLifecycle;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;

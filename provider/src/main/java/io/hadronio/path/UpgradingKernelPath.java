@@ -1,8 +1,8 @@
 package io.hadronio.path;
 
 import io.hadronio.platform.PollSet;
-import io.hadronio.transport.Connection;
-import io.hadronio.transport.ConnectionLifecycle;
+import io.hadronio.path.Connection;
+import io.hadronio.connection.ConnectionLifecycle;
 import java.io.IOException;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;

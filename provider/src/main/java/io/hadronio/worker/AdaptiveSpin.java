@@ -1,0 +1,163 @@
+package io.hadronio.worker;
+
+import io.hadronio.platform.CarrierCompensation;
+import io.hadronio.platform.RunQueue;
+
+/**
+ * The spin of an adaptive waiter ({@code hadronio.polling}) before it sleeps: blocking reads and
+ * writes ({@link WorkerGroup}), the selector and a blocking accept all wait this way. The
+ * waiter {@linkplain #start starts} a wait, looks, and after each look that found nothing asks
+ * for a {@linkplain #turn turn}; when a turn says no, it sleeps. Every wait ends with
+ * {@link #stop} (in a {@code finally}).
+ *
+ * <p>A turn is a CPU pause for the first {@link #SPIN_BEFORE_CROWD_CHECK_NANOS}, then (with
+ * {@code hadronio.polling.yield}) a yield of the core. The spin ends when its window is over
+ * ({@link Long#MAX_VALUE}: busy polling, never), or, past those first microseconds, when the
+ * machine is crowded ({@link RunQueue}: its spinning would be taken from threads that wait for
+ * a core; an answer within that time, a ping-pong's, never pays for the question).
+ *
+ * <p>A virtual thread spins too, but its carrier is what the other virtual threads of its
+ * scheduler need (a JVM pinned to one core has one). Past its first microseconds its spin is
+ * bracketed as a blocking call ({@link CarrierCompensation#beginSpin}), so the scheduler runs
+ * the others on a carrier it adds, and it yields the core, not the carrier
+ * ({@link CarrierCompensation#yieldCore}). The bracket ends with the turn that ends the spin
+ * (the sleep that follows may park, which a thread in the bracket must not). A virtual thread
+ * that gets no bracket (one per core spins at a time) stops spinning there. JGroups, whose
+ * selector loop and handlers are virtual threads, made 5,400-5,600 sequential RPCs/s spinning
+ * on the carrier, 6,800 not spinning (the JDK's 6,600), and 16,000-17,000 bracketed
+ * (docs/benchmarks/apps.md).
+ *
+ * <p>Not thread-safe: each waiter uses its own, wait after wait (a selector's, an accepting
+ * channel's, each blocked thread's), and nothing here allocates.
+ */
+public final class AdaptiveSpin {
+    /**
+     * How long an adaptive waiter spins before it asks {@link RunQueue} and starts yielding.
+     * Short: a thread that spins on a core its own process needs costs at once - Jetty's server
+     * hands the selector to a reserved thread while the previous selecting thread serves the
+     * request on the same core, and every microsecond the new selector spins is taken from that
+     * request (sequential requests at 0.88x the JDK's with 10 us, 0.94x with 2 us, 1.04x without
+     * spinning; docs/benchmarks/apps.md). A blocking ping-pong's answer (~1 us) comes sooner.
+     */
+    public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 2_000;
+
+    /** Refusals to arm in a row that a waiter always looks at again at once ({@link #napAfterRefusal}). */
+    static final int REFUSALS_BEFORE_NAP = 2;
+    static final long MIN_REFUSAL_NAP_NANOS = 16_000;
+    static final long MAX_REFUSAL_NAP_NANOS = 1_000_000;
+
+    // the busy window (Long.MAX_VALUE: busy polling; 0: none, hadronio.polling=event)
+    private final long windowNanos;
+    // hadronio.polling.yield: yield the core after the first microseconds, and ask RunQueue
+    private final boolean yields;
+    // this wait's start and the end of its window
+    private long start;
+    private long until;
+    // this wait's spin is in a CarrierCompensation.beginSpin bracket
+    private boolean compensated;
+    // UCX's refusals to arm in a row with nothing come in, and when the first came (napAfterRefusal)
+    private int refusals;
+    private long refusedSince;
+
+    public AdaptiveSpin(long windowNanos, boolean yields) {
+        this.windowNanos = windowNanos;
+        this.yields = yields;
+    }
+
+    /** False when this waiter never spins ({@code hadronio.polling=event}): it may sleep at once. */
+    public boolean spins() {
+        return windowNanos != 0;
+    }
+
+    /** A wait begins at {@code now} ({@link System#nanoTime()}). */
+    public void start(long now) {
+        start = now;
+        until = windowNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + windowNanos;
+    }
+
+    /**
+     * After a look that found nothing, at {@code now}: true when this took one more turn of the
+     * spin and the waiter should look again; false when it should sleep (the window is over,
+     * the machine is crowded, or a virtual thread got no bracket). It stays false for the rest
+     * of the wait once the window is over.
+     */
+    public boolean turn(long now) {
+        long spun = now - start;
+        boolean windowOver = until != Long.MAX_VALUE && now - until >= 0;
+        if (!compensated && !windowOver && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS
+                && Thread.currentThread().isVirtual() && !(yields && RunQueue.crowded(now))) {
+            // no bracket that the crowd check is about to end: each may wake a spare carrier
+            compensated = CarrierCompensation.beginSpin();
+        }
+        if (until != Long.MAX_VALUE && (windowOver || spun >= SPIN_BEFORE_CROWD_CHECK_NANOS
+                && (!compensated && Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)))) {
+            stop();
+            return false;
+        }
+        pause(spun);
+        return true;
+    }
+
+    /**
+     * UCX refused to arm the worker at {@code now} although nothing came in
+     * ({@link WorkerGroup#REFUSED}); returns how long to nap before looking again, 0 to look
+     * again at once. Mostly a refusal is a race (a message or a wake-up signal came just
+     * before), which the next look settles; a refusal that goes on is a send of ours that waits
+     * in UCX for the peer to make room (shared memory refuses to arm while its pending queue is
+     * not empty), and nothing signals when it goes. Looking again at once for as long as that
+     * lasts would burn the waiter's core (regression: WaitBehindAFullPeerTest). So the waiter
+     * looks again at once for the first {@link #REFUSALS_BEFORE_NAP} refusals in a row and for
+     * its window, as it would spin for an event (never napping when busy polling); then it naps
+     * half the time refused so far, from {@link #MIN_REFUSAL_NAP_NANOS} to
+     * {@link #MAX_REFUSAL_NAP_NANOS}.
+     */
+    public long napAfterRefusal(long now) {
+        if (refusals++ == 0) {
+            refusedSince = now;
+        }
+        long refused = now - refusedSince;
+        if (refusals <= REFUSALS_BEFORE_NAP || refused < windowNanos) {
+            return 0;
+        }
+        return Math.min(MAX_REFUSAL_NAP_NANOS, Math.max(MIN_REFUSAL_NAP_NANOS, refused / 2));
+    }
+
+    /** UCX armed the worker, or events came in: a run of refusals ends ({@link #napAfterRefusal}). */
+    public void clearRefusals() {
+        refusals = 0;
+    }
+
+    /** Ends the wait's bracket, if it has one: before the waiter returns, however it returns. */
+    public void stop() {
+        if (compensated) {
+            compensated = false;
+            CarrierCompensation.endSpin(true);
+        }
+    }
+
+    /**
+     * One turn. For its first {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} a CPU pause; after that
+     * (with {@code hadronio.polling.yield}) a yield, which hands the core to any thread waiting
+     * for this very core and returns at once when none is. {@link RunQueue} sees the whole
+     * machine; this sees the core, which is what a process pinned to fewer cores than it has
+     * busy threads needs: JGroups' receiver handing a request to a pool thread on the same core,
+     * or Jetty's selector handing its request over, waited for the spinning thread's whole time
+     * slice (milliseconds with EEVDF, which lets a running task finish its slice before a woken
+     * one) - sequential JGroups RPCs at 0.48x the JDK's spinning, 0.94x yielding; Jetty's
+     * sequential requests 0.74x and 1.58x (docs/benchmarks/apps.md). A yield costs a system call
+     * (~0.3 us here) when nobody waits, and a ping-pong's answer usually comes before the first
+     * one. A bracketed virtual thread yields the core itself: {@code Thread.yield()} would hand
+     * over only its carrier.
+     */
+    private void pause(long spun) {
+        if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
+            if (compensated) {
+                CarrierCompensation.yieldCore();
+            } else {
+                Thread.yield();
+            }
+        } else {
+            Thread.onSpinWait();
+        }
+    }
+}

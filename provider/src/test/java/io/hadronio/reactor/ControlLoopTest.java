@@ -1,0 +1,155 @@
+package io.hadronio.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.channels.spi.SelectorProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The reactor's generic hooks, with no connection behind them: retry lists, ticks, and what
+ * its counts show of them.
+ */
+@Timeout(30)
+class ControlLoopTest {
+    private ControlLoop loop;
+
+    @BeforeEach
+    void start() throws Exception {
+        loop = new ControlLoop(SelectorProvider.provider());
+    }
+
+    @AfterEach
+    void stop() {
+        loop.shutdown();
+    }
+
+    @Test
+    void shouldRetryAnItemHandedOverTwiceOnceAPassUntilItIsDone() throws Exception {
+        AtomicInteger tries = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(1);
+        Reactor.RetryList<Object> list = loop.retryList("test.retrying", 0, (item, idle) -> {
+            if (tries.incrementAndGet() < 5) {
+                return Reactor.Retry.IDLE;
+            }
+            done.countDown();
+            return Reactor.Retry.DONE;
+        });
+        Object item = new Object();
+        list.request(item);
+        list.request(item);
+        // from an open-ended sleep: the request alone wakes the loop
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        assertEquals(0L, onLoop(() -> loop.counts().get("test.retrying")));
+        assertEquals(5, tries.get(), "one item, tried until DONE and never again");
+    }
+
+    @Test
+    void shouldStartAnItemsIdleTimeOverWhenItWasBusy() throws Exception {
+        long patience = TimeUnit.MILLISECONDS.toNanos(50);
+        List<Long> idle = new ArrayList<>();
+        AtomicInteger busyAt = new AtomicInteger(-1);
+        CountDownLatch done = new CountDownLatch(1);
+        Reactor.RetryList<Object> list = loop.retryList("test.busy", 0, (item, idleNanos) -> {
+            idle.add(idleNanos);
+            if (idleNanos < patience) {
+                return Reactor.Retry.IDLE;
+            }
+            if (busyAt.get() < 0) {
+                busyAt.set(idle.size() - 1);
+                return Reactor.Retry.BUSY;
+            }
+            done.countDown();
+            return Reactor.Retry.DONE;
+        });
+        loop.execute(() -> list.add(new Object()));
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        List<Long> seen = onLoop(() -> List.copyOf(idle));
+        // without the start over, the try after BUSY would have found the item idle past its patience
+        assertTrue(seen.get(busyAt.get() + 1) < patience, "the try after BUSY counts from it: " + seen);
+    }
+
+    @Test
+    void shouldRetryTheListsInTheOrderTheyWereMadeBeforeTheTicks() throws Exception {
+        List<String> order = new ArrayList<>();
+        Reactor.RetryList<String> first = loop.retryList("test.first", 0, (item, idle) -> {
+            order.add(item);
+            return Reactor.Retry.DONE;
+        });
+        Reactor.RetryList<String> second = loop.retryList("test.second", 0, (item, idle) -> {
+            order.add(item);
+            return Reactor.Retry.DONE;
+        });
+        CompletableFuture<List<String>> seen = new CompletableFuture<>();
+        loop.execute(() -> {
+            second.add("second");
+            first.add("first");
+            loop.tickUntilDone(new Reactor.Ticked() {
+                @Override
+                public boolean tick() {
+                    order.add("tick");
+                    seen.complete(List.copyOf(order));
+                    return false;
+                }
+
+                @Override
+                public boolean owesPeer() {
+                    return false;
+                }
+            });
+        });
+        assertEquals(List.of("first", "second", "tick"), seen.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void shouldTickEveryMillisecondUntilDoneAndCountWhatIsOpenAtExit() throws Exception {
+        AtomicInteger ticks = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(1);
+        Reactor.ClosedAtExit open = () -> { };
+        long start = System.nanoTime();
+        loop.execute(() -> {
+            assertTrue(loop.inReactorThread());
+            loop.closeAtExit(open);
+            loop.tickUntilDone(new Reactor.Ticked() {
+                @Override
+                public boolean tick() {
+                    if (ticks.incrementAndGet() < 20) {
+                        return true;
+                    }
+                    done.countDown();
+                    return false;
+                }
+
+                @Override
+                public boolean owesPeer() {
+                    return true;
+                }
+            });
+        });
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        // twenty ticks: the loop did not sleep without a timeout while something was ticked
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5));
+        Map<String, Long> counts = loop.counts();
+        assertEquals(1L, counts.get("control.open"));
+        assertEquals(0L, counts.get("control.ticking"));
+        loop.execute(() -> loop.removeExitClose(open));
+        assertEquals(0L, loop.counts().get("control.open"));
+    }
+
+    /** Takes {@code s} on the loop's thread, after the passes that ran before. */
+    private <T> T onLoop(java.util.function.Supplier<T> s) throws Exception {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        loop.execute(() -> f.complete(s.get()));
+        return f.get(10, TimeUnit.SECONDS);
+    }
+}
