@@ -390,6 +390,59 @@ class UpgradeTest {
         }
     }
 
+    /**
+     * The server's idle output moves to UCX after a few raw bytes, which the client never reads,
+     * then the server ends its output and closes while the client writes over UCX: the client's
+     * writes fail, and the server's raw bytes still read to their end. The server's FIN and CLOSE
+     * records follow its raw bytes on the TCP connection, so they wait for a reader that never
+     * comes; the upgrade session, closed once both directions had moved, was the only other way
+     * to learn of the close: the client wrote into the closed peer for ever (found under load in
+     * the test above, whose server's output moved between its write and its shutdownOutput).
+     */
+    @Test
+    void shouldFailWritesOverUcxOnceAPeerWhoseOutputMovedAfterRawBytesCloses() throws Exception {
+        // (with a delay, nothing moves before the client's second write: the server's bytes go raw)
+        HadronioProvider delayed = upgradingAfter(1);
+        try (ServerSocketChannel server = delayed.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = delayed.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                SocketChannel accepted = server.accept();
+                accepted.write(ByteBuffer.wrap(new byte[] {7, 8, 9}));
+                ByteBuffer chunk = ByteBuffer.allocate(1000);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                client.configureBlocking(false);
+                while (!outputMoved(client) || !outputMoved(accepted)) {
+                    assertTrue(System.nanoTime() - deadline < 0, "the outputs never moved: " + client);
+                    client.write(chunk.clear());
+                    Thread.sleep(1);
+                }
+                // the server's idle output moved with no writer inside: after its raw bytes
+                assertEquals(3, ChannelInternals.switchPoint(accepted), "the server's switch point");
+                accepted.shutdownOutput();
+                accepted.close();
+                IOException failed = null;
+                long failBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (failed == null) {
+                    assertTrue(System.nanoTime() - failBy < 0, "writes to the closed peer never failed: " + client);
+                    try {
+                        client.write(chunk.clear());
+                        Thread.sleep(1);
+                    } catch (IOException e) {
+                        failed = e;
+                    }
+                }
+                ByteBuffer rest = ByteBuffer.allocate(8);
+                client.configureBlocking(true);
+                while (rest.position() < 3) {
+                    assertTrue(client.read(rest) > 0, "the server's raw bytes before its end-of-stream");
+                }
+                assertArrayEquals(new byte[] {7, 8, 9}, java.util.Arrays.copyOf(rest.array(), 3));
+                assertEquals(-1, client.read(rest));
+            }
+        }
+    }
+
     /** True once the channel's own output has moved to UCX (its transport option says so only for both directions). */
     static boolean outputMoved(SocketChannel c) throws ReflectiveOperationException {
         return !ChannelInternals.lifeOf(c).outputRaw();

@@ -21,7 +21,22 @@ package io.hadronio.path;
  * CLOSING_SENT  we closed and asked the peer's count (CLOSING); DONE_SEEN: its answer came
  * CLOSING_SEEN  the peer asked ours
  * ABANDONED     the upgrade was given up
+ * AFTER_RAW     a switch point (ours or the peer's) is above 0: that side's records follow raw
+ *               bytes on the TCP connection, which the other side may never read
  * </pre>
+ * <h2>The session as news of a close</h2>
+ * A side whose output is on UCX learns that its peer closed from the peer's records (FIN,
+ * CLOSE), which follow the peer's raw bytes on the TCP connection, so it reads them only once
+ * its application read those raw bytes; or, when no record can tell (the peer's output ended
+ * raw, or its records wait behind raw bytes not read yet), from the end of this session, which
+ * the peer's close ends. So the session closes when both directions are settled alike only
+ * where no such news can be needed: both ended raw, or both moved before any raw byte (switch
+ * points 0). Otherwise it stays until a channel closes, and its end (not ours) resets our
+ * output when the peer's end cannot reach us by a record ({@link Event#SESSION_END}). Closing it
+ * once both moved left a writer whose application never read the peer's few raw bytes
+ * writing over UCX into a closed peer for ever (regression:
+ * UpgradeTest#shouldFailWritesOverUcxOnceAPeerWhoseOutputMovedAfterRawBytesCloses).
+ *
  * <h2>Table</h2>
  * Printed from this function by {@code PathSwitchTest}, which fails when this copy differs:
  * <pre>
@@ -34,10 +49,13 @@ package io.hadronio.path;
  * | - | READIED | SESSION | - | +READY |
  * | READY | SWITCH | SESSION | TAKE_SWITCH | +PEER_DONE |
  * | READY, SWITCH_SENT, MINE_DONE | SWITCH | SESSION | TAKE_SWITCH, CLOSE_SESSION | +PEER_DONE |
+ * | READY, SWITCH_SENT, MINE_DONE | SWITCH | SESSION, RAW_BEFORE | TAKE_SWITCH | +PEER_DONE +AFTER_RAW |
+ * | READY, SWITCH_SENT, MINE_DONE, AFTER_RAW | SWITCH | SESSION | TAKE_SWITCH | +PEER_DONE |
  * | - | SWITCH | SESSION | PROTOCOL_ERROR | same |
  * | READY, PEER_DONE | SWITCH | SESSION | PROTOCOL_ERROR | same |
  * | READY, SWITCH_SENT | ACK | SESSION, MATCH | OUTPUT_ACKED | +MINE_DONE |
  * | READY, SWITCH_SENT, PEER_DONE | ACK | SESSION, MATCH | OUTPUT_ACKED, CLOSE_SESSION | +MINE_DONE |
+ * | READY, SWITCH_SENT, PEER_DONE, AFTER_RAW | ACK | SESSION, MATCH | OUTPUT_ACKED | +MINE_DONE |
  * | READY, SWITCH_SENT, PEER_DONE, PEER_RAW | ACK | SESSION, MATCH | OUTPUT_ACKED | +MINE_DONE |
  * | READY, SWITCH_SENT | ACK | SESSION | PROTOCOL_ERROR | same |
  * | READY | ACK | SESSION, MATCH | PROTOCOL_ERROR | same |
@@ -49,12 +67,14 @@ package io.hadronio.path;
  * | READY, CLOSING_SEEN | CLOSING | SESSION | PROTOCOL_ERROR | same |
  * | - | CLOSING | SESSION | PROTOCOL_ERROR | same |
  * | READY, CLOSING_SEEN | CLOSING_ANSWERED | SESSION, COUNTED | SEND_SWITCH, SEND_DONE | +SWITCH_SENT |
+ * | READY, CLOSING_SEEN | CLOSING_ANSWERED | SESSION, COUNTED, RAW_BEFORE | SEND_SWITCH, SEND_DONE | +SWITCH_SENT +AFTER_RAW |
  * | READY, SWITCH_SENT, CLOSING_SEEN | CLOSING_ANSWERED | SESSION, COUNTED | UNCHANGED, SEND_DONE | same |
  * | READY, CLOSING_SEEN | CLOSING_ANSWERED | SESSION | UNCHANGED, SEND_DONE | same |
  * | READY, CLOSING_SENT | DONE | SESSION | TAKE_COUNT | +DONE_SEEN |
  * | READY | DONE | SESSION | PROTOCOL_ERROR | same |
  * | READY, CLOSING_SENT, DONE_SEEN | DONE | SESSION | PROTOCOL_ERROR | same |
  * | READY | OUTPUT_SWITCHED | SESSION | SEND_SWITCH | +SWITCH_SENT |
+ * | READY | OUTPUT_SWITCHED | SESSION, RAW_BEFORE | SEND_SWITCH | +SWITCH_SENT +AFTER_RAW |
  * | READY, ENDED | OUTPUT_SWITCHED | SESSION | RESET_OUTPUT | +SWITCH_SENT |
  * | READY | OUTPUT_SWITCHED | - | RESET_OUTPUT | +SWITCH_SENT |
  * | READY, SWITCH_SENT | OUTPUT_SWITCHED | SESSION | UNCHANGED | same |
@@ -73,6 +93,9 @@ package io.hadronio.path;
  * | READY, SWITCH_SENT, MINE_DONE | SESSION_END | SESSION | RESET_PEER_CLOSED | +ENDED |
  * | READY, SWITCH_SENT, MINE_DONE | SESSION_END | SESSION, CLOSE_REQUESTED | - | +ENDED |
  * | READY, SWITCH_SENT, MINE_DONE, PEER_DONE | SESSION_END | SESSION | - | +ENDED |
+ * | READY, SWITCH_SENT, MINE_DONE, PEER_DONE, AFTER_RAW | SESSION_END | SESSION, INPUT_RAW | RESET_PEER_CLOSED | +ENDED |
+ * | READY, SWITCH_SENT, MINE_DONE, PEER_DONE, AFTER_RAW | SESSION_END | SESSION, CLOSE_REQUESTED, INPUT_RAW | - | +ENDED |
+ * | READY, SWITCH_SENT, MINE_DONE, PEER_DONE, AFTER_RAW | SESSION_END | SESSION | - | +ENDED |
  * | READY, SWITCH_SENT, MINE_DONE, PEER_DONE, CLOSING_SENT | SESSION_END | SESSION | STOP_AWAITING | +ENDED |
  * | READY, ENDED | SESSION_END | SESSION | UNCHANGED | same |
  * | - | ABANDON | SESSION, HALF | CLOSE_SESSION, UPGRADE_OFF, RELEASE | +ABANDONED |
@@ -99,9 +122,10 @@ final class PathSwitch {
     static final int DONE_SEEN = 1 << 8;
     static final int CLOSING_SEEN = 1 << 9;
     static final int ABANDONED = 1 << 10;
+    static final int AFTER_RAW = 1 << 11;
 
     static final String[] STATE_NAMES = {"READY", "ENDED", "SWITCH_SENT", "MINE_DONE", "MINE_RAW", "PEER_DONE",
-        "PEER_RAW", "CLOSING_SENT", "DONE_SEEN", "CLOSING_SEEN", "ABANDONED"};
+        "PEER_RAW", "CLOSING_SENT", "DONE_SEEN", "CLOSING_SEEN", "ABANDONED", "AFTER_RAW"};
 
     /** What happened on the session or to the connection, on the rendezvous thread. */
     enum Event {
@@ -109,7 +133,7 @@ final class PathSwitch {
         HELLO,
         /** the UCX half is connected and the lifecycle took it. */
         READIED,
-        /** the peer's SWITCH(n). */
+        /** the peer's SWITCH(n); input {@link #RAW_BEFORE} (n above 0). */
         SWITCH,
         /** the peer's ACK of our switch point; input {@link #MATCH}. */
         ACK,
@@ -117,17 +141,17 @@ final class PathSwitch {
         NO_SWITCH,
         /** the peer closes and asks our count; input {@link #BODY}. */
         CLOSING,
-        /** our answer to CLOSING: input {@link #COUNTED} (our output moved; n is its count). */
+        /** our answer to CLOSING: input {@link #COUNTED} (our output moved; n is its count), {@link #RAW_BEFORE}. */
         CLOSING_ANSWERED,
         /** the peer's count, the answer to our CLOSING. */
         DONE,
-        /** our output switched (a writer): its SWITCH goes. */
+        /** our output switched (a writer): its SWITCH goes; input {@link #RAW_BEFORE}. */
         OUTPUT_SWITCHED,
         /** our output ended raw (shutdownOutput or close before a switch). */
         OUTPUT_ENDED_RAW,
         /** we close and want the peer's count. */
         CLOSE_ASKS,
-        /** the session ended; input {@link #CLOSE_REQUESTED}. */
+        /** the session ended; inputs {@link #CLOSE_REQUESTED}, {@link #INPUT_RAW}. */
         SESSION_END,
         /** give up the upgrade; input {@link #HALF}. */
         ABANDON
@@ -149,8 +173,13 @@ final class PathSwitch {
     static final int CLOSE_REQUESTED = 1 << 5;
     /** ABANDON: the UCX half exists. */
     static final int HALF = 1 << 6;
+    /** SWITCH, OUTPUT_SWITCHED, CLOSING_ANSWERED: the switch point is above 0 (raw bytes went first). */
+    static final int RAW_BEFORE = 1 << 7;
+    /** SESSION_END: our input has not reached the peer's switch point (its records cannot reach us yet). */
+    static final int INPUT_RAW = 1 << 8;
 
-    static final String[] INPUT_NAMES = {"SESSION", "NO_HALF", "MATCH", "BODY", "COUNTED", "CLOSE_REQUESTED", "HALF"};
+    static final String[] INPUT_NAMES = {"SESSION", "NO_HALF", "MATCH", "BODY", "COUNTED", "CLOSE_REQUESTED", "HALF",
+        "RAW_BEFORE", "INPUT_RAW"};
 
     // ---- actions -----------------------------------------------------------------------------
 
@@ -162,7 +191,7 @@ final class PathSwitch {
     static final int TAKE_SWITCH = 1 << 2;
     /** Tell the lifecycle the peer took our switch point (SWITCHED record, then records). */
     static final int OUTPUT_ACKED = 1 << 3;
-    /** Close the session: both directions are settled alike. */
+    /** Close the session: both directions are settled alike, and neither needs its end as news of a close. */
     static final int CLOSE_SESSION = 1 << 4;
     /** Ask the lifecycle for our count (it resets a moved output). */
     static final int PEER_CLOSING = 1 << 5;
@@ -184,7 +213,11 @@ final class PathSwitch {
     static final int GIVE_UP = 1 << 13;
     /** Our output switched and the peer never took it: a reset of our output. */
     static final int RESET_UNTAKEN = 1 << 14;
-    /** Our output is on UCX, the peer's raw, its session ended: it closed, a reset of our output. */
+    /**
+     * Our output is on UCX, no record of the peer can tell us of its close (its output is raw, or
+     * its records wait behind its raw bytes we have not read), its session ended: it closed, a
+     * reset of our output.
+     */
     static final int RESET_PEER_CLOSED = 1 << 15;
     /** No direction will switch: the lifecycle's UPGRADE_OFF. */
     static final int UPGRADE_OFF = 1 << 16;
@@ -212,10 +245,23 @@ final class PathSwitch {
         return (w & (SWITCH_SENT | MINE_DONE)) == SWITCH_SENT;
     }
 
-    /** Both directions settled alike: the session has nothing more to carry (see Upgrade). */
+    /**
+     * Both directions settled alike, and the session's end is news to no one: the session has
+     * nothing more to carry. Both ended raw (each end is the kernel's FIN), or both moved with
+     * switch points 0 (each side's records follow no raw byte). One that ended raw while the
+     * other moved, or a move after raw bytes, keeps the session until a channel closes (see the
+     * class comment).
+     */
     private static int closeIfSettled(int next, int in) {
-        return (next & (MINE_DONE | PEER_DONE)) == (MINE_DONE | PEER_DONE)
-                && ((next & MINE_RAW) != 0) == ((next & PEER_RAW) != 0) && (in & SESSION) != 0 ? CLOSE_SESSION : 0;
+        boolean bothRaw = (next & (MINE_RAW | PEER_RAW)) == (MINE_RAW | PEER_RAW);
+        boolean bothMovedFirst = (next & (MINE_RAW | PEER_RAW | AFTER_RAW)) == 0;
+        return (next & (MINE_DONE | PEER_DONE)) == (MINE_DONE | PEER_DONE) && (bothRaw || bothMovedFirst)
+                && (in & SESSION) != 0 ? CLOSE_SESSION : 0;
+    }
+
+    /** The word with AFTER_RAW when the switch point at hand is above 0. */
+    private static int afterRaw(int w, int in) {
+        return (in & RAW_BEFORE) != 0 ? w | AFTER_RAW : w;
     }
 
     static long decide(int w, Event event, int in) {
@@ -223,7 +269,7 @@ final class PathSwitch {
             case HELLO -> (w & READY) != 0 || (in & NO_HALF) != 0 ? result(w, PROTOCOL_ERROR) : result(w, UNCHANGED);
             case READIED -> result(w | READY, 0);
             case SWITCH -> (w & READY) == 0 || (w & PEER_DONE) != 0 ? result(w, PROTOCOL_ERROR)
-                    : result(w | PEER_DONE, TAKE_SWITCH | closeIfSettled(w | PEER_DONE, in));
+                    : result(afterRaw(w | PEER_DONE, in), TAKE_SWITCH | closeIfSettled(afterRaw(w | PEER_DONE, in), in));
             case ACK -> !ackInOrder(w) || (in & MATCH) == 0 ? result(w, PROTOCOL_ERROR)
                     : result(w | MINE_DONE, OUTPUT_ACKED | closeIfSettled(w | MINE_DONE, in));
             case NO_SWITCH -> (w & PEER_DONE) != 0 ? result(w, PROTOCOL_ERROR)
@@ -232,12 +278,12 @@ final class PathSwitch {
                     : result(w | CLOSING_SEEN, PEER_CLOSING);
             // our output moved but its SWITCH is still queued: the count needs it first
             case CLOSING_ANSWERED -> (in & COUNTED) != 0 && (w & SWITCH_SENT) == 0
-                    ? result(w | SWITCH_SENT, SEND_SWITCH | SEND_DONE) : result(w, UNCHANGED | SEND_DONE);
+                    ? result(afterRaw(w | SWITCH_SENT, in), SEND_SWITCH | SEND_DONE) : result(w, UNCHANGED | SEND_DONE);
             case DONE -> (w & CLOSING_SENT) == 0 || (w & DONE_SEEN) != 0 ? result(w, PROTOCOL_ERROR)
                     : result(w | DONE_SEEN, TAKE_COUNT);
             // (already sent: before our DONE, when a CLOSING came first)
             case OUTPUT_SWITCHED -> (w & SWITCH_SENT) != 0 ? result(w, UNCHANGED)
-                    : result(w | SWITCH_SENT, (in & SESSION) != 0 && (w & ENDED) == 0 ? SEND_SWITCH : RESET_OUTPUT);
+                    : result(afterRaw(w | SWITCH_SENT, in), (in & SESSION) != 0 && (w & ENDED) == 0 ? SEND_SWITCH : RESET_OUTPUT);
             case OUTPUT_ENDED_RAW -> (in & SESSION) != 0 && (w & (ENDED | SWITCH_SENT | MINE_DONE)) == 0
                     ? result(w | MINE_DONE | MINE_RAW, SEND_NO_SWITCH | closeIfSettled(w | MINE_DONE | MINE_RAW, in))
                     : result(w, UNCHANGED);
@@ -259,13 +305,15 @@ final class PathSwitch {
                 if ((w & READY) == 0) {
                     yield result(next, a | GIVE_UP);
                 }
-                // the peer's output is raw (not moved, or ended raw): its bytes stay on the TCP
-                // connection, which tells their end itself, so a reset here is one of our output only
-                boolean peerOutputRaw = (w & PEER_DONE) == 0 || (w & PEER_RAW) != 0;
+                // no record of the peer can tell us of its close: its output is raw (not moved, or
+                // ended raw), or its records wait behind raw bytes of it that we have not read. Its
+                // raw bytes stay on the TCP connection, which tells their end itself, so a reset
+                // here is one of our output only
+                boolean peerEndUnreadable = (w & PEER_DONE) == 0 || (w & PEER_RAW) != 0 || (in & INPUT_RAW) != 0;
                 boolean switchSent = (w & SWITCH_SENT) != 0;
                 if (switchSent && (w & MINE_DONE) == 0) {
                     a |= RESET_UNTAKEN;
-                } else if (switchSent && peerOutputRaw && (in & CLOSE_REQUESTED) == 0) {
+                } else if (switchSent && peerEndUnreadable && (in & CLOSE_REQUESTED) == 0) {
                     a |= RESET_PEER_CLOSED;
                 } else if (!switchSent) {
                     a |= UPGRADE_OFF;

@@ -34,16 +34,20 @@ import static io.hadronio.path.PathSwitch.*;
  *  NO_SWITCH: the output ended raw (shutdownOutput or close before it switched)
  *  CLOSING: a side closes whose output or input is raw; the peer's output may be on UCX  ->
  *                                <- DONE n (DATA messages it posted over UCX; after its SWITCH, if any)
- *  (session closed once both directions are settled alike; kept while one ended raw and the other moved)
+ *  (session closed once both directions are settled alike and its end is news to no one: kept while one
+ *   ended raw and the other moved, or while a side's records follow raw bytes; see PathSwitch)
  * </pre>
  *
- * <p>The session is also how a side learns that its peer closed while the peer's output is
- * still raw: no control record can follow raw bytes without a switch, so when the peer's
- * session ends before it switched, or after it ended raw, a side whose own output moved to
- * UCX has no one left to take it. Its writes then fail, as writes to a closed TCP peer do,
- * while its raw input still reads to the kernel's end-of-stream ({@link ConnectionLifecycle#resetOutput}).
- * Without the session, such a writer would hold back its bytes for ever (regression:
- * UpgradeTest#shouldFailWritesOverUcxOnceAPeerWhoseOutputEndedRawCloses).
+ * <p>The session is also how a side learns that its peer closed where no record of the peer
+ * can tell it: no control record can follow raw bytes without a switch, and the records that
+ * follow a switch come after the peer's raw bytes, which our application may never read. So
+ * when the peer's session ends before it switched, after it ended raw, or while our input has
+ * not reached the peer's switch point, a side whose own output moved to UCX has no one left to
+ * take it. Its writes then fail, as writes to a closed TCP peer do, while its raw input still
+ * reads to the kernel's end-of-stream ({@link ConnectionLifecycle#resetOutput}). Without the
+ * session, such a writer would hold back its bytes for ever (regressions:
+ * UpgradeTest#shouldFailWritesOverUcxOnceAPeerWhoseOutputEndedRawCloses and
+ * #shouldFailWritesOverUcxOnceAPeerWhoseOutputMovedAfterRawBytesCloses).
  *
  * Every session event runs on the rendezvous thread; the lifecycle owns the state.
  * Session messages carry nothing the TCP stream depends on until a SWITCH, so a session
@@ -221,9 +225,9 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
                 case HELLO -> onHello(body);
                 case PLAIN -> abandon("the peer keeps the connection plain");
                 case SWITCH -> {
-                    long r = ask(PathSwitch.Event.SWITCH, 0);
-                    inOrder(PathSwitch.actions(r), "SWITCH out of order");
+                    inOrder(PathSwitch.actions(ask(PathSwitch.Event.SWITCH, 0)), "SWITCH out of order");
                     long n = body.getLong();
+                    long r = ask(PathSwitch.Event.SWITCH, n > 0 ? RAW_BEFORE : 0);
                     // (the peer's direction is settled only once the lifecycle took the switch point)
                     life.upgrade().peerSwitched(n);
                     int a = store(r);
@@ -246,7 +250,8 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
                 case CLOSING -> {
                     inOrder(step(PathSwitch.Event.CLOSING, body.hasRemaining() ? BODY : 0), "CLOSING out of order");
                     long n = life.ending().peerClosing();
-                    int a = step(PathSwitch.Event.CLOSING_ANSWERED, n >= 0 ? COUNTED : 0);
+                    int a = step(PathSwitch.Event.CLOSING_ANSWERED,
+                            (n >= 0 ? COUNTED : 0) | (life.upgrade().switchedAt() > 0 ? RAW_BEFORE : 0));
                     if ((a & SEND_SWITCH) != 0) {
                         s.send(SWITCH, longBytes(life.upgrade().switchedAt()));
                     }
@@ -344,9 +349,10 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     }
 
     /**
-     * Closes the session where PathSwitch says both directions are settled alike. One that
-     * ended raw while the other moved keeps it until a channel closes: its end is then the only
-     * news of that close for the side whose output is on UCX.
+     * Closes the session where PathSwitch says both directions are settled alike and its end is
+     * news to no one. One that ended raw while the other moved, or a switch after raw bytes,
+     * keeps it until a channel closes: its end is then the only news of that close for a side
+     * whose output is on UCX and which has not read the peer's raw bytes.
      */
     private void closeIf(int actions) {
         if ((actions & CLOSE_SESSION) != 0) {
@@ -356,7 +362,10 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
 
     @Override
     public void onEnd(String why) {
-        int a = step(PathSwitch.Event.SESSION_END, closeRequested ? CLOSE_REQUESTED : 0);
+        // (a reader that reaches the peer's switch point meanwhile would have read its records:
+        // a reset then answers a close that they would have told, as TCP's reset does)
+        int a = step(PathSwitch.Event.SESSION_END,
+                (closeRequested ? CLOSE_REQUESTED : 0) | (life.inputRaw() ? INPUT_RAW : 0));
         if ((a & STOP_AWAITING) != 0) {
             life.ending().stopAwaitingPeer();
         }
@@ -371,9 +380,10 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
             life.resetOutput("upgrade session ended before the peer took our switch (" + why + ")");
         }
         if ((a & RESET_PEER_CLOSED) != 0) {
-            // our output is on UCX, the peer's raw, and its session ended: its channel closed (or its
-            // process died), and no record can say so behind its raw bytes
-            life.resetOutput("Connection reset by peer (it closed before its output moved to UCX: " + why + ")");
+            // our output is on UCX, and the peer's session ended: its channel closed (or its process
+            // died), and no record can say so: its output is raw, or its records wait behind raw
+            // bytes of it that our application has not read
+            life.resetOutput("Connection reset by peer (it closed where no record of it could reach us: " + why + ")");
         }
         if ((a & UPGRADE_OFF) != 0) {
             life.upgradeOff();
@@ -386,7 +396,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     @Override
     public void sendSwitch(long n) {
         runtime.peers().rendezvous().execute(() -> {
-            int a = step(PathSwitch.Event.OUTPUT_SWITCHED, 0);
+            int a = step(PathSwitch.Event.OUTPUT_SWITCHED, n > 0 ? RAW_BEFORE : 0);
             if ((a & SEND_SWITCH) != 0) {
                 session.send(SWITCH, longBytes(n));
             } else if ((a & RESET_OUTPUT) != 0) {

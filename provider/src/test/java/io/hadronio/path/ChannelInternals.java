@@ -17,6 +17,11 @@ public final class ChannelInternals {
         return ((HadronioSocketChannel) channel).lifecycle();
     }
 
+    /** Raw bytes the channel wrote before its output moved to UCX (its switch point), or -1 while it is raw. */
+    public static long switchPoint(SocketChannel channel) {
+        return lifeOf(channel).upgrade().switchedAt();
+    }
+
     /** The upgrade wants the channel converted and waits for the threads inside it to leave. */
     public static boolean conversionPending(SocketChannel channel) {
         return ((HadronioSocketChannel) channel).conversionPending();

@@ -42,11 +42,18 @@ class PathSwitchTest {
         row(R, Event.SWITCH, S, R | PEER_DONE, TAKE_SWITCH);
         row(R | SWITCH_SENT | MINE_DONE, Event.SWITCH, S, R | SWITCH_SENT | MINE_DONE | PEER_DONE,
                 TAKE_SWITCH | CLOSE_SESSION);
+        // the peer's records follow raw bytes, which our application may never read: the session stays
+        row(R | SWITCH_SENT | MINE_DONE, Event.SWITCH, S | RAW_BEFORE,
+                R | SWITCH_SENT | MINE_DONE | PEER_DONE | AFTER_RAW, TAKE_SWITCH);
+        row(R | SWITCH_SENT | MINE_DONE | AFTER_RAW, Event.SWITCH, S,
+                R | SWITCH_SENT | MINE_DONE | AFTER_RAW | PEER_DONE, TAKE_SWITCH);
         row(0, Event.SWITCH, S, 0, PROTOCOL_ERROR);
         row(R | PEER_DONE, Event.SWITCH, S, R | PEER_DONE, PROTOCOL_ERROR);
         row(R | SWITCH_SENT, Event.ACK, S | MATCH, R | SWITCH_SENT | MINE_DONE, OUTPUT_ACKED);
         row(R | SWITCH_SENT | PEER_DONE, Event.ACK, S | MATCH, R | SWITCH_SENT | PEER_DONE | MINE_DONE,
                 OUTPUT_ACKED | CLOSE_SESSION);
+        row(R | SWITCH_SENT | PEER_DONE | AFTER_RAW, Event.ACK, S | MATCH,
+                R | SWITCH_SENT | PEER_DONE | AFTER_RAW | MINE_DONE, OUTPUT_ACKED);
         row(R | SWITCH_SENT | PEER_DONE | PEER_RAW, Event.ACK, S | MATCH,
                 R | SWITCH_SENT | PEER_DONE | PEER_RAW | MINE_DONE, OUTPUT_ACKED);
         row(R | SWITCH_SENT, Event.ACK, S, R | SWITCH_SENT, PROTOCOL_ERROR);
@@ -59,6 +66,8 @@ class PathSwitchTest {
         row(R | CLOSING_SEEN, Event.CLOSING, S, R | CLOSING_SEEN, PROTOCOL_ERROR);
         row(0, Event.CLOSING, S, 0, PROTOCOL_ERROR);
         row(R | CLOSING_SEEN, Event.CLOSING_ANSWERED, S | COUNTED, R | CLOSING_SEEN | SWITCH_SENT, SEND_SWITCH | SEND_DONE);
+        row(R | CLOSING_SEEN, Event.CLOSING_ANSWERED, S | COUNTED | RAW_BEFORE, R | CLOSING_SEEN | SWITCH_SENT | AFTER_RAW,
+                SEND_SWITCH | SEND_DONE);
         row(R | CLOSING_SEEN | SWITCH_SENT, Event.CLOSING_ANSWERED, S | COUNTED, R | CLOSING_SEEN | SWITCH_SENT,
                 UNCHANGED | SEND_DONE);
         row(R | CLOSING_SEEN, Event.CLOSING_ANSWERED, S, R | CLOSING_SEEN, UNCHANGED | SEND_DONE);
@@ -66,6 +75,7 @@ class PathSwitchTest {
         row(R, Event.DONE, S, R, PROTOCOL_ERROR);
         row(R | CLOSING_SENT | DONE_SEEN, Event.DONE, S, R | CLOSING_SENT | DONE_SEEN, PROTOCOL_ERROR);
         row(R, Event.OUTPUT_SWITCHED, S, R | SWITCH_SENT, SEND_SWITCH);
+        row(R, Event.OUTPUT_SWITCHED, S | RAW_BEFORE, R | SWITCH_SENT | AFTER_RAW, SEND_SWITCH);
         row(R | ENDED, Event.OUTPUT_SWITCHED, S, R | ENDED | SWITCH_SENT, RESET_OUTPUT);
         row(R, Event.OUTPUT_SWITCHED, 0, R | SWITCH_SENT, RESET_OUTPUT);
         row(R | SWITCH_SENT, Event.OUTPUT_SWITCHED, S, R | SWITCH_SENT, UNCHANGED);
@@ -86,6 +96,13 @@ class PathSwitchTest {
         row(R | SWITCH_SENT | MINE_DONE, Event.SESSION_END, S | CLOSE_REQUESTED, R | SWITCH_SENT | MINE_DONE | ENDED, 0);
         row(R | SWITCH_SENT | MINE_DONE | PEER_DONE, Event.SESSION_END, S,
                 R | SWITCH_SENT | MINE_DONE | PEER_DONE | ENDED, 0);
+        // the peer moved after raw bytes that we have not read: its records cannot reach us, its close did
+        row(R | SWITCH_SENT | MINE_DONE | PEER_DONE | AFTER_RAW, Event.SESSION_END, S | INPUT_RAW,
+                R | SWITCH_SENT | MINE_DONE | PEER_DONE | AFTER_RAW | ENDED, RESET_PEER_CLOSED);
+        row(R | SWITCH_SENT | MINE_DONE | PEER_DONE | AFTER_RAW, Event.SESSION_END, S | INPUT_RAW | CLOSE_REQUESTED,
+                R | SWITCH_SENT | MINE_DONE | PEER_DONE | AFTER_RAW | ENDED, 0);
+        row(R | SWITCH_SENT | MINE_DONE | PEER_DONE | AFTER_RAW, Event.SESSION_END, S,
+                R | SWITCH_SENT | MINE_DONE | PEER_DONE | AFTER_RAW | ENDED, 0);
         row(R | CLOSING_SENT | SWITCH_SENT | MINE_DONE | PEER_DONE, Event.SESSION_END, S,
                 R | CLOSING_SENT | SWITCH_SENT | MINE_DONE | PEER_DONE | ENDED, STOP_AWAITING);
         row(R | ENDED, Event.SESSION_END, S, R | ENDED, UNCHANGED);
