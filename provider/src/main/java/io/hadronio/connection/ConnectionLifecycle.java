@@ -589,8 +589,9 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
 
     /**
      * Our output switched, but the peer can no longer learn where (its upgrade session ended
-     * first, as when it wrote and closed at once), or the peer closed while its own output was
-     * still raw (no record can tell us that; the session's end): a reset for everything we write. A raw input
+     * first, as when it wrote and closed at once), or the peer closed where no record of it can
+     * reach us (its output still raw, or its records behind raw bytes of it we have not read;
+     * the session's end, see PathSwitch): a reset for everything we write. A raw input
      * whose peer never announced a switch still reads to the kernel's end-of-stream, since its
      * bytes are the peer's whole stream ({@link #inputOutlivesReset}); resetting it too would
      * lose the last bytes of a peer that wrote and closed while our idle output moved
