@@ -6,13 +6,10 @@ import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PollSet;
 import io.hadronio.platform.UnixSeqpacket;
 import java.io.IOException;
-import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -58,6 +55,15 @@ import java.util.concurrent.TimeUnit;
  * connections it accepted wait for their upgrade (up to the handshake timeout). A new
  * listener of that port in this JVM takes it over at once; one whose name another process
  * holds binds it as soon as it is free, and until then its local clients use plain TCP.
+ *
+ * <p>Threads: one rendezvous thread ({@code hadronio-rendezvous}) polls every socket here and
+ * runs its pass in a fixed order: queued tasks ({@link #execute}), name retries, one poll,
+ * then new clients (a CHALLENGE each), their REGISTERs, upgrade sessions, expiry,
+ * housekeeping. The incoming clients' sessions are that thread's alone, and so are the
+ * upgrade sessions ({@link UpgradeSessions}). The port table ({@link RendezvousListeners})
+ * changes from application threads under its lock; the expected registrations are
+ * written by this thread and claimed by accepting threads ({@link #claim}). The client's
+ * {@link #register} runs on the caller's thread and blocks it.
  */
 public final class LocalRendezvous {
     private static final System.Logger LOG = System.getLogger(LocalRendezvous.class.getName());
@@ -73,72 +79,19 @@ public final class LocalRendezvous {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final EventFd wake;
     private final Thread thread;
-    // port -> its abstract socket; guarded by itself
-    private final Map<Integer, Listener> listeners = new HashMap<>();
-    // this JVM's rendezvous names: port -> the instance bound to it (providers in one JVM each
-    // have their own rendezvous, and a name one of them only keeps for upgrades it gives up).
-    // Binding a name takes NAME_LOCK, then an instance's listeners (never the other way round)
-    private static final Map<Integer, LocalRendezvous> NAMES = new ConcurrentHashMap<>();
-    private static final Object NAME_LOCK = new Object();
+    // the ports we answer for, their names and listeners (any thread, under its lock)
+    private final RendezvousListeners listeners;
     // rendezvous thread only
     private final List<Session> sessions = new ArrayList<>();
     private final PollSet pollSet = new PollSet(16);
-    // upgrade sessions: open ones (polled) and parked ones (authenticated, waiting for their connection); rendezvous thread only
-    private final List<UpgradeSession> upgrades = new ArrayList<>();
-    private final List<UpgradeSession> parked = new ArrayList<>();
+    // upgrade sessions, parked and open (rendezvous thread only)
+    private final UpgradeSessions upgrades;
     // told of every authenticated upgrade registration (null: this process does not upgrade connections)
     private volatile UpgradeListener upgradeListener;
-    // what an upgrade session needs of us: our thread, and our lists of its kind
-    private final UpgradeSession.Owner sessionOwner = new UpgradeSession.Owner() {
-        @Override
-        public void execute(Runnable task) {
-            LocalRendezvous.this.execute(task);
-        }
+    // runs on the rendezvous thread at every pass (setHousekeeping)
+    private volatile Runnable housekeeping;
 
-        @Override
-        public boolean onThread() {
-            return LocalRendezvous.this.onThread();
-        }
-
-        /** A parked session was attached: from now on its socket is polled. Rendezvous thread. */
-        @Override
-        public void parkedToOpen(UpgradeSession u) {
-            parked.remove(u);
-            upgrades.add(u);
-        }
-
-        /** An upgrade session ended. Rendezvous thread. */
-        @Override
-        public void forget(UpgradeSession u) {
-            parked.remove(u);
-            upgrades.remove(u);
-        }
-    };
-
-    /** What {@link #hold} gives and {@link #release} takes back: the port's listener as it was held. */
-    public interface Hold {
-    }
-
-    private static final class Listener implements Hold {
-        final int port;
-        // null while another process (or a listener of this JVM on another address) holds the name
-        UnixSeqpacket socket;
-        // addresses of the TCP listeners on this port (the wildcard counts for all)
-        final List<InetAddress> bound = new ArrayList<>();
-        // told of every registration, so that someone accepts the connection that follows
-        final List<Runnable> onRegistered = new ArrayList<>();
-        // every address a listener of this port was bound to: an upgrade may still come for a
-        // connection accepted before the listener closed
-        final List<InetAddress> served = new ArrayList<>();
-        // accepted connections still waiting for their upgrade session: the socket stays until they met it
-        int holds;
-
-        Listener(int port, UnixSeqpacket socket) {
-            this.port = port;
-            this.socket = socket;
-        }
-    }
-
+    // an incoming client between our CHALLENGE and its REGISTER (rendezvous thread)
     private record Session(UnixSeqpacket socket, byte[] nonce, long deadline) {
     }
 
@@ -156,8 +109,20 @@ public final class LocalRendezvous {
         this.ownUid = ownUid;
         this.expiryNanos = TimeUnit.MILLISECONDS.toNanos(handshakeMillis);
         this.wake = new EventFd();
+        this.listeners = new RendezvousListeners(new RendezvousListeners.Owner() {
+            @Override
+            public void wake() {
+                wake.signal();
+            }
+
+            @Override
+            public void awaitPollWithoutClosedSocket() {
+                LocalRendezvous.this.awaitPollWithoutClosedSocket();
+            }
+        });
         this.thread = new Thread(this::run, "hadronio-rendezvous");
         this.thread.setDaemon(true);
+        this.upgrades = new UpgradeSessions(secret, expiryNanos, ownUid, this::execute, thread);
         this.thread.start();
     }
 
@@ -182,15 +147,6 @@ public final class LocalRendezvous {
         this.housekeeping = task;
     }
 
-    private volatile Runnable housekeeping;
-    boolean onThread() {
-        return Thread.currentThread() == thread;
-    }
-
-    static String name(int port) {
-        return "hadronio/" + port;
-    }
-
     // ---- server side ----------------------------------------------------------------------------
 
     /**
@@ -199,138 +155,12 @@ public final class LocalRendezvous {
      * so a client that connects right after the server's bind finds it).
      */
     public void listen(InetAddress address, int port, Runnable onRegistered) {
-        synchronized (NAME_LOCK) {
-            synchronized (listeners) {
-                Listener l = listeners.get(port);
-                if (l == null) {
-                    l = new Listener(port, null);
-                    listeners.put(port, l);
-                    if (!bindName(l)) {
-                        // the rendezvous thread tries again at every pass, 100 ms apart (retryWantedNames)
-                        LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(port) + " is held by "
-                                + "another process: local clients of port " + port + " use plain TCP until it "
-                                + "is free");
-                    }
-                }
-                l.bound.add(address);
-                l.served.add(address);
-                l.onRegistered.add(onRegistered);
-            }
-        }
-        wake.signal();
-    }
-
-    /**
-     * Binds the port's abstract name for {@code l}; true when it has it. A name another
-     * rendezvous of this JVM keeps only for upgrades of connections its closed listener
-     * accepted is taken over (those connections stay plain): a new listener's clients
-     * matter more than an old listener's late upgrades. Under NAME_LOCK and listeners.
-     */
-    private boolean bindName(Listener l) {
-        try {
-            UnixSeqpacket s = UnixSeqpacket.listen(name(l.port), 128);
-            if (s == null) {
-                LocalRendezvous owner = NAMES.get(l.port);
-                if (owner != null && owner != this && owner.giveUpName(l.port)) {
-                    s = UnixSeqpacket.listen(name(l.port), 128);
-                }
-            }
-            if (s == null) {
-                return false;
-            }
-            l.socket = s;
-            NAMES.put(l.port, this);
-            return true;
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "hadroNIO: cannot listen on @" + name(l.port)
-                    + ": local clients of port " + l.port + " use plain TCP until it can (" + e.getMessage() + ")");
-            return false;
-        }
-    }
-
-    /** Another rendezvous of this JVM wants our name for {@code port}: gives it up when no listener of ours is bound there. Under NAME_LOCK. */
-    private boolean giveUpName(int port) {
-        synchronized (listeners) {
-            Listener l = listeners.get(port);
-            if (l == null || !l.bound.isEmpty()) {
-                return false;
-            }
-            removeListener(l);
-        }
-        wake.signal();
-        return true;
-    }
-
-    /** Forgets a listener and frees its name (closed here: a new listener may bind it at once). Under listeners. */
-    private void removeListener(Listener l) {
-        listeners.remove(l.port);
-        if (l.socket != null) {
-            // the rendezvous thread skips a closed socket it still polled
-            l.socket.close();
-            l.socket = null;
-            NAMES.remove(l.port, this);
-            awaitPollWithoutClosedSocket();
-        }
-    }
-
-    /**
-     * After closing a socket the rendezvous thread may be polling: returns once that poll has
-     * returned. A thread inside poll() holds a reference to every socket it polls, so the kernel
-     * keeps a closed one, and with it its name, until the poll returns; a new listener binding
-     * the name meanwhile would find it taken and wait for its 100-ms retry, and a client
-     * registering then would reach the dying socket and be refused (regression:
-     * RendezvousNameTest#shouldHandANameKeptForUpgradesToANewListenerOfThisJvm). The poll ends at
-     * once: we wake it. Bounded, in case the thread is gone.
-     */
-    private void awaitPollWithoutClosedSocket() {
-        if (Thread.currentThread() == thread) {
-            return;
-        }
-        long started = pollsStarted;
-        if (pollsEnded >= started) {
-            return;
-        }
-        wake.signal();
-        long deadline = System.nanoTime() + 100_000_000;
-        while (pollsEnded < started && System.nanoTime() - deadline < 0) {
-            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
-        }
-    }
-
-    // polls of the rendezvous thread begun and returned (awaitPollWithoutClosedSocket)
-    private volatile long pollsStarted;
-    private volatile long pollsEnded;
-
-    /** Rendezvous thread: tries again to bind the names another process held. */
-    private void retryWantedNames() {
-        synchronized (NAME_LOCK) {
-            synchronized (listeners) {
-                for (Listener l : listeners.values()) {
-                    if (l.socket == null && bindName(l)) {
-                        LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: @" + name(l.port)
-                                + " is ours now: local clients of port " + l.port + " are accelerated again");
-                    }
-                }
-            }
-        }
+        listeners.listen(address, port, onRegistered);
     }
 
     /** The listener bound to {@code address}:{@code port} closed. */
     public void unlisten(InetAddress address, int port, Runnable onRegistered) {
-        synchronized (listeners) {
-            Listener l = listeners.get(port);
-            if (l == null || !l.bound.remove(address)) {
-                return;
-            }
-            l.onRegistered.remove(onRegistered);
-            if (!l.bound.isEmpty() || l.holds > 0) {
-                // still listening on another address, or connections it accepted still wait for
-                // their upgrade (it answers nothing but upgrades then: see registerUpgrade)
-                return;
-            }
-            removeListener(l);
-        }
-        wake.signal();
+        listeners.unlisten(address, port, onRegistered);
     }
 
     /**
@@ -338,28 +168,13 @@ public final class LocalRendezvous {
      * rendezvous socket stays open until {@link #release} even if the listener closes
      * (a server that accepts one connection and closes its listener is common).
      */
-    public Hold hold(int port) {
-        synchronized (listeners) {
-            Listener l = listeners.get(port);
-            if (l == null || l.socket == null) {
-                return null;
-            }
-            l.holds++;
-            return l;
-        }
+    public RendezvousListeners.Hold hold(int port) {
+        return listeners.hold(port);
     }
 
     /** Ends a {@link #hold}: {@code hold} is what it returned. */
-    public void release(Hold hold) {
-        Listener l = (Listener) hold;
-        synchronized (listeners) {
-            if (--l.holds > 0 || !l.bound.isEmpty() || listeners.get(l.port) != l) {
-                // still wanted, or its name was given up (giveUpName) or it is gone already
-                return;
-            }
-            removeListener(l);
-        }
-        wake.signal();
+    public void release(RendezvousListeners.Hold hold) {
+        listeners.release(hold);
     }
 
     /**
@@ -402,6 +217,34 @@ public final class LocalRendezvous {
         wake.signal();
     }
 
+    /**
+     * After closing a socket the rendezvous thread may be polling: returns once that poll has
+     * returned. A thread inside poll() holds a reference to every socket it polls, so the kernel
+     * keeps a closed one, and with it its name, until the poll returns; a new listener binding
+     * the name meanwhile would find it taken and wait for its 100-ms retry, and a client
+     * registering then would reach the dying socket and be refused (regression:
+     * RendezvousNameTest#shouldHandANameKeptForUpgradesToANewListenerOfThisJvm). The poll ends at
+     * once: we wake it. Bounded, in case the thread is gone.
+     */
+    private void awaitPollWithoutClosedSocket() {
+        if (Thread.currentThread() == thread) {
+            return;
+        }
+        long started = pollsStarted;
+        if (pollsEnded >= started) {
+            return;
+        }
+        wake.signal();
+        long deadline = System.nanoTime() + 100_000_000;
+        while (pollsEnded < started && System.nanoTime() - deadline < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+        }
+    }
+
+    // polls of the rendezvous thread begun and returned (awaitPollWithoutClosedSocket)
+    private volatile long pollsStarted;
+    private volatile long pollsEnded;
+
     private void run() {
         while (true) {
             try {
@@ -412,18 +255,9 @@ public final class LocalRendezvous {
                 long now = System.nanoTime();
                 pollSet.clear();
                 pollSet.add(wake.fd(), PollSet.POLLIN);
-                retryWantedNames();
+                listeners.retryWantedNames();
                 List<UnixSeqpacket> polledListeners = new ArrayList<>();
-                boolean wanted = false;
-                synchronized (listeners) {
-                    for (Listener l : listeners.values()) {
-                        if (l.socket != null) {
-                            polledListeners.add(l.socket);
-                        } else {
-                            wanted = true;
-                        }
-                    }
-                }
+                boolean wanted = listeners.addSockets(polledListeners);
                 for (UnixSeqpacket l : polledListeners) {
                     pollSet.add(l.fd(), PollSet.POLLIN);
                 }
@@ -431,11 +265,11 @@ public final class LocalRendezvous {
                 for (Session s : polledSessions) {
                     pollSet.add(s.socket.fd(), PollSet.POLLIN);
                 }
-                List<UpgradeSession> polledUpgrades = new ArrayList<>(upgrades);
+                List<UpgradeSession> polledUpgrades = upgrades.open();
                 for (UpgradeSession u : polledUpgrades) {
                     pollSet.add(u.socket.fd(), PollSet.POLLIN);
                 }
-                boolean deadlines = wanted || !sessions.isEmpty() || !parked.isEmpty() || !polledUpgrades.isEmpty();
+                boolean deadlines = wanted || !sessions.isEmpty() || upgrades.hasParked() || !polledUpgrades.isEmpty();
                 pollsStarted++;
                 // the deadlines are judged by when this poll began: a session expires only when no
                 // message of it had come by the end of a poll that began after its deadline, however
@@ -463,19 +297,14 @@ public final class LocalRendezvous {
                 base += polledSessions.size();
                 for (int i = 0; i < polledUpgrades.size(); i++) {
                     if (pollSet.revents(base + i) != 0) {
-                        UpgradeSession u = polledUpgrades.get(i);
-                        if (u.state == UpgradeSession.OPEN) {
-                            u.onReadableOpen();
-                        } else {
-                            clientStep(u);
-                        }
+                        upgrades.onReadable(polledUpgrades.get(i));
                     }
                 }
                 // after serving, and by the poll's start: a session whose message came while this
                 // thread was held up (a loaded machine, a slow listener's callback) is served at the
                 // next poll, not closed as idle (a client reads that as a refusal)
                 expireSessions(pollBegan);
-                expireUpgrades(pollBegan);
+                upgrades.expire(pollBegan);
                 Runnable h = housekeeping;
                 if (h != null) {
                     h.run();
@@ -535,11 +364,7 @@ public final class LocalRendezvous {
                 return;
             }
             InetAddress destination = destinationOf(m);
-            List<Runnable> tell;
-            synchronized (listeners) {
-                Listener l = listeners.get(r.destinationPort());
-                tell = l != null && servesAddress(l.bound, destination) ? List.copyOf(l.onRegistered) : null;
-            }
+            List<Runnable> tell = listeners.toTell(r.destinationPort(), destination);
             if (tell == null) {
                 s.socket.send(header(NOT_HERE, 0).array());
                 return;
@@ -556,19 +381,10 @@ public final class LocalRendezvous {
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO rendezvous: session failed: " + e);
         } finally {
-            if (!sessions.contains(s) && !upgradeOwns(s.socket)) {
+            if (!sessions.contains(s) && !upgrades.owns(s.socket)) {
                 s.socket.close();
             }
         }
-    }
-
-    private boolean upgradeOwns(UnixSeqpacket socket) {
-        for (UpgradeSession u : parked) {
-            if (u.socket == socket) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
@@ -584,12 +400,7 @@ public final class LocalRendezvous {
             return false;
         }
         InetAddress destination = destinationOf(m);
-        boolean serves;
-        synchronized (listeners) {
-            Listener l = listeners.get(r.destinationPort());
-            serves = l != null && servesAddress(l.served, destination);
-        }
-        if (!serves || listener == null) {
+        if (!listeners.served(r.destinationPort(), destination) || listener == null) {
             s.socket.send(header(NOT_HERE, 0).array());
             return false;
         }
@@ -597,133 +408,8 @@ public final class LocalRendezvous {
         if (!s.socket.send(header(REGISTERED, mac.length).put(mac).array())) {
             return false;
         }
-        UpgradeSession u = new UpgradeSession(sessionOwner, s.socket, UpgradeSession.PARKED, System.nanoTime() + expiryNanos,
-                r.clientAddress(), r.clientPort(), r.destinationPort());
-        parked.add(u);
-        listener.onRegistered(u);
+        listener.onRegistered(upgrades.park(s.socket, r));
         return true;
-    }
-
-    private void expireUpgrades(long now) {
-        if (parked.isEmpty() && upgrades.isEmpty()) {
-            return;
-        }
-        for (UpgradeSession u : new ArrayList<>(parked)) {
-            if (now - u.deadline > 0) {
-                u.end("its connection was not accepted within " + expiryNanos / 1_000_000 + " ms");
-            }
-        }
-        for (UpgradeSession u : new ArrayList<>(upgrades)) {
-            if (u.deadline != Long.MAX_VALUE && now - u.deadline > 0) {
-                u.end("no answer within " + expiryNanos / 1_000_000 + " ms");
-            }
-        }
-    }
-
-    // ---- client side of an upgrade ---------------------------------------------------------------
-
-    /**
-     * Asks the accelerated listener of {@code destination}'s port on this host, if there is
-     * one, to upgrade the TCP connection this process made to it from {@code bound}: the
-     * handler hears {@code onOpen} once both sides proved the key, or {@code onEnd} when
-     * there is no such listener (or it did not prove itself): the connection stays plain.
-     * Never blocks the caller.
-     */
-    public void upgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler handler) {
-        if (onThread()) {
-            startUpgrade(destination, bound, handler);
-        } else {
-            execute(() -> startUpgrade(destination, bound, handler));
-        }
-    }
-
-    private void startUpgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler h) {
-        UnixSeqpacket s;
-        try {
-            s = UnixSeqpacket.connect(name(destination.getPort()));
-            if (s != null && ownUid >= 0 && s.peerUid() != ownUid) {
-                s.close();
-                s = null;
-            }
-        } catch (IOException e) {
-            s = null;
-        }
-        if (s == null) {
-            h.onEnd("no accelerated listener on port " + destination.getPort());
-            return;
-        }
-        UpgradeSession u = new UpgradeSession(sessionOwner, s, UpgradeSession.CLIENT_CHALLENGE,
-                System.nanoTime() + expiryNanos, null, -1, -1);
-        u.handler = h;
-        // what REGISTER will name: the destination and our bound address
-        pendingRegister.put(u, new InetSocketAddress[] {destination, bound});
-        upgrades.add(u);
-        h.onStart(u);
-    }
-
-    // client sessions waiting for their CHALLENGE: what they will register
-    private final Map<UpgradeSession, InetSocketAddress[]> pendingRegister = new HashMap<>();
-
-    /** The client's side of the registration, one message at a time. Rendezvous thread. */
-    private void clientStep(UpgradeSession u) {
-        try {
-            byte[] m = u.socket.receive(MAX_MESSAGE);
-            if (m == null) {
-                if (u.socket.status() == UnixSeqpacket.EOF) {
-                    pendingRegister.remove(u);
-                    u.end("the listener refused the upgrade");
-                }
-                return;
-            }
-            if (u.socket.truncated()) {
-                throw new IOException("oversized rendezvous message");
-            }
-            if (u.state == UpgradeSession.CLIENT_CHALLENGE) {
-                InetSocketAddress[] what = pendingRegister.remove(u);
-                if (what == null || m.length != HEADER + HandshakeMessages.NONCE_LENGTH || !isHeader(m, CHALLENGE)) {
-                    throw new IOException("not a rendezvous challenge");
-                }
-                u.nonce = java.util.Arrays.copyOfRange(m, HEADER, m.length);
-                InetAddress client = what[1].getAddress().isAnyLocalAddress() ? null : what[1].getAddress();
-                u.register = encodeRegister(secret, u.nonce, what[0].getAddress(), what[0].getPort(), client,
-                        what[1].getPort(), REGISTER_UPGRADE, UPGRADE_LABEL);
-                if (!u.socket.send(u.register)) {
-                    throw new IOException("the listener does not take our registration");
-                }
-                u.state = UpgradeSession.CLIENT_REGISTERED;
-                return;
-            }
-            if (m.length != HEADER + HandshakeMessages.MAC_LENGTH || !isHeader(m, REGISTERED)
-                    || !Secret.matches(secret.mac(UPGRADED_LABEL, u.nonce, u.register),
-                    java.util.Arrays.copyOfRange(m, HEADER, m.length))) {
-                throw new IOException("the listener did not prove the key");
-            }
-            u.state = UpgradeSession.OPEN;
-            u.deadline = Long.MAX_VALUE;
-            u.handler.onOpen(u);
-        } catch (IOException | RuntimeException e) {
-            pendingRegister.remove(u);
-            u.end(e.getMessage());
-        }
-    }
-
-    /**
-     * True when a TCP connection to {@code destination} reaches one of the listener's
-     * sockets. The IPv4 wildcard reaches IPv4 destinations only (an IPv4-only JVM, or a
-     * socket bound to 0.0.0.0): a plain server on [::1] of the same port is not ours. The
-     * IPv6 wildcard of a dual-stack socket reaches both.
-     */
-    static boolean servesAddress(List<InetAddress> bound, InetAddress destination) {
-        for (InetAddress a : bound) {
-            if (a.isAnyLocalAddress()) {
-                if (a instanceof Inet6Address || destination instanceof Inet4Address) {
-                    return true;
-                }
-            } else if (normalize(a).equals(destination)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void expireSessions(long now) {
@@ -740,6 +426,19 @@ public final class LocalRendezvous {
         if (!expected.isEmpty()) {
             expected.values().removeIf(deadline -> now - deadline > 0);
         }
+    }
+
+    // ---- client side of an upgrade ---------------------------------------------------------------
+
+    /**
+     * Asks the accelerated listener of {@code destination}'s port on this host, if there is
+     * one, to upgrade the TCP connection this process made to it from {@code bound}: the
+     * handler hears {@code onOpen} once both sides proved the key, or {@code onEnd} when
+     * there is no such listener (or it did not prove itself): the connection stays plain.
+     * Never blocks the caller.
+     */
+    public void upgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler handler) {
+        upgrades.upgrade(destination, bound, handler);
     }
 
     // ---- client side ---------------------------------------------------------------------------
@@ -787,7 +486,7 @@ public final class LocalRendezvous {
                                long deadline) throws IOException {
         UnixSeqpacket s;
         try {
-            s = UnixSeqpacket.connect(name(destination.getPort()));
+            s = UnixSeqpacket.connect(RendezvousListeners.name(destination.getPort()));
         } catch (IOException e) {
             return Outcome.NO_LISTENER;
         }

@@ -36,8 +36,9 @@ public final class UpgradeSession {
     }
 
     /**
-     * What a session needs of the rendezvous that runs it ({@link LocalRendezvous}): its thread,
-     * and its lists of parked and open sessions (rendezvous thread).
+     * What a session needs of the rendezvous that runs it ({@link UpgradeSessions}, for a
+     * {@link LocalRendezvous}): its thread, and its lists of parked and open sessions
+     * (rendezvous thread).
      */
     interface Owner {
         /** Runs {@code task} on the rendezvous thread. */

@@ -4,6 +4,7 @@ import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.connection.ConnectionServices;
 
 import io.hadronio.connection.LocalRendezvous;
+import io.hadronio.connection.RendezvousListeners;
 import io.hadronio.connection.RendezvousMessages;
 import io.hadronio.connection.UpgradeSession;
 import io.hadronio.platform.PlatformChannels;
@@ -39,7 +40,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
     private long nextPurge;
 
     private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline,
-                            LocalRendezvous.Hold hold) {
+                            RendezvousListeners.Hold hold) {
     }
 
     public Upgrades(ConnectionServices runtime) {
@@ -109,7 +110,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
 
     /** The accepted connection waits for its session (under this). */
     private void awaitSession(ConnectionLifecycle life, InetAddress client, int k, int serverPort) {
-        LocalRendezvous.Hold hold = runtime.peers().rendezvous().hold(serverPort);
+        RendezvousListeners.Hold hold = runtime.peers().rendezvous().hold(serverPort);
         Accepted earlier = accepted.put(k, new Accepted(life, client, System.nanoTime() + expiryNanos, hold));
         if (earlier != null) {
             // an earlier connection from the same port (closed, or from another local

@@ -68,7 +68,7 @@ class RendezvousNameTest {
         // let old's rendezvous thread sit in poll() with its socket: the kernel keeps a socket it polls, and
         // with it the name, until that poll returns (without waiting for that poll to return, 54 of 100 hand-overs failed)
         Thread.sleep(5);
-        LocalRendezvous.Hold hold = old.hold(port);
+        RendezvousListeners.Hold hold = old.hold(port);
         assertNotNull(hold, "a listener with its name holds it for an accepted connection");
         old.unlisten(LOOPBACK, port, NOBODY);
 
@@ -104,7 +104,7 @@ class RendezvousNameTest {
         LocalRendezvous client = new LocalRendezvous(KEY, 2_000);
         int port = unusedPort();
         // what another process's rendezvous looks like from here: the name is bound, not ours
-        UnixSeqpacket elsewhere = UnixSeqpacket.listen(LocalRendezvous.name(port), 4);
+        UnixSeqpacket elsewhere = UnixSeqpacket.listen(RendezvousListeners.name(port), 4);
         assertNotNull(elsewhere);
         try {
             server.listen(LOOPBACK, port, NOBODY);

@@ -1,0 +1,213 @@
+package io.hadronio.connection;
+
+import static io.hadronio.connection.RendezvousMessages.*;
+
+import io.hadronio.platform.UnixSeqpacket;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/**
+ * The upgrade sessions one {@link LocalRendezvous} runs ({@link UpgradeSession}): the
+ * server's parked ones (authenticated, waiting for their TCP connection to be accepted),
+ * the open ones its thread polls (a client's from its start, a server's once attached),
+ * the client's side of the registration that opens a session, and their expiry after
+ * the handshake timeout.
+ *
+ * <p>Threads: everything here runs on the rendezvous thread, and the lists are that
+ * thread's alone; {@link #upgrade} is the one entry from other threads, and hands its work
+ * over to that thread. A session's own calls come through {@link UpgradeSession.Owner}.
+ */
+final class UpgradeSessions implements UpgradeSession.Owner {
+    private final Secret secret;
+    private final long expiryNanos;
+    // see LocalRendezvous(Secret, int, int)
+    private final int ownUid;
+    // runs a task on the rendezvous thread
+    private final Executor rendezvous;
+    private final Thread thread;
+    // open ones (polled) and parked ones (authenticated, waiting for their connection); rendezvous thread only
+    private final List<UpgradeSession> upgrades = new ArrayList<>();
+    private final List<UpgradeSession> parked = new ArrayList<>();
+    // client sessions waiting for their CHALLENGE: what they will register; rendezvous thread only
+    private final Map<UpgradeSession, InetSocketAddress[]> pendingRegister = new HashMap<>();
+
+    /**
+     * @param rendezvous runs a task on {@code thread}, the rendezvous thread
+     */
+    UpgradeSessions(Secret secret, long expiryNanos, int ownUid, Executor rendezvous, Thread thread) {
+        this.secret = secret;
+        this.expiryNanos = expiryNanos;
+        this.ownUid = ownUid;
+        this.rendezvous = rendezvous;
+        this.thread = thread;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        rendezvous.execute(task);
+    }
+
+    @Override
+    public boolean onThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** A parked session was attached: from now on its socket is polled. Rendezvous thread. */
+    @Override
+    public void parkedToOpen(UpgradeSession u) {
+        parked.remove(u);
+        upgrades.add(u);
+    }
+
+    /** An upgrade session ended. Rendezvous thread. */
+    @Override
+    public void forget(UpgradeSession u) {
+        parked.remove(u);
+        upgrades.remove(u);
+    }
+
+    // ---- server side ----------------------------------------------------------------------------
+
+    /**
+     * Server: parks the session of a client that proved the key and was answered REGISTERED
+     * on {@code socket}, until the connection's owner attaches to it. Rendezvous thread.
+     */
+    UpgradeSession park(UnixSeqpacket socket, Registration r) {
+        UpgradeSession u = new UpgradeSession(this, socket, UpgradeSession.PARKED, System.nanoTime() + expiryNanos,
+                r.clientAddress(), r.clientPort(), r.destinationPort());
+        parked.add(u);
+        return u;
+    }
+
+    /** True when {@code socket} is a parked session's. Rendezvous thread. */
+    boolean owns(UnixSeqpacket socket) {
+        for (UpgradeSession u : parked) {
+            if (u.socket == socket) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- the rendezvous thread's pass -------------------------------------------------------------
+
+    /** The open sessions, whose sockets this pass polls (a copy). */
+    List<UpgradeSession> open() {
+        return new ArrayList<>(upgrades);
+    }
+
+    /** True while a parked session waits (its deadline is judged at every pass). */
+    boolean hasParked() {
+        return !parked.isEmpty();
+    }
+
+    /** A polled session's socket is readable. */
+    void onReadable(UpgradeSession u) {
+        if (u.state == UpgradeSession.OPEN) {
+            u.onReadableOpen();
+        } else {
+            clientStep(u);
+        }
+    }
+
+    /** Ends the sessions whose deadline passed before {@code now}. */
+    void expire(long now) {
+        if (parked.isEmpty() && upgrades.isEmpty()) {
+            return;
+        }
+        for (UpgradeSession u : new ArrayList<>(parked)) {
+            if (now - u.deadline > 0) {
+                u.end("its connection was not accepted within " + expiryNanos / 1_000_000 + " ms");
+            }
+        }
+        for (UpgradeSession u : new ArrayList<>(upgrades)) {
+            if (u.deadline != Long.MAX_VALUE && now - u.deadline > 0) {
+                u.end("no answer within " + expiryNanos / 1_000_000 + " ms");
+            }
+        }
+    }
+
+    // ---- client side ----------------------------------------------------------------------------
+
+    /** See {@link LocalRendezvous#upgrade}. Any thread. */
+    void upgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler handler) {
+        if (onThread()) {
+            startUpgrade(destination, bound, handler);
+        } else {
+            execute(() -> startUpgrade(destination, bound, handler));
+        }
+    }
+
+    private void startUpgrade(InetSocketAddress destination, InetSocketAddress bound, UpgradeSession.Handler h) {
+        UnixSeqpacket s;
+        try {
+            s = UnixSeqpacket.connect(RendezvousListeners.name(destination.getPort()));
+            if (s != null && ownUid >= 0 && s.peerUid() != ownUid) {
+                s.close();
+                s = null;
+            }
+        } catch (IOException e) {
+            s = null;
+        }
+        if (s == null) {
+            h.onEnd("no accelerated listener on port " + destination.getPort());
+            return;
+        }
+        UpgradeSession u = new UpgradeSession(this, s, UpgradeSession.CLIENT_CHALLENGE,
+                System.nanoTime() + expiryNanos, null, -1, -1);
+        u.handler = h;
+        // what REGISTER will name: the destination and our bound address
+        pendingRegister.put(u, new InetSocketAddress[] {destination, bound});
+        upgrades.add(u);
+        h.onStart(u);
+    }
+
+    /** The client's side of the registration, one message at a time. Rendezvous thread. */
+    private void clientStep(UpgradeSession u) {
+        try {
+            byte[] m = u.socket.receive(MAX_MESSAGE);
+            if (m == null) {
+                if (u.socket.status() == UnixSeqpacket.EOF) {
+                    pendingRegister.remove(u);
+                    u.end("the listener refused the upgrade");
+                }
+                return;
+            }
+            if (u.socket.truncated()) {
+                throw new IOException("oversized rendezvous message");
+            }
+            if (u.state == UpgradeSession.CLIENT_CHALLENGE) {
+                InetSocketAddress[] what = pendingRegister.remove(u);
+                if (what == null || m.length != HEADER + HandshakeMessages.NONCE_LENGTH || !isHeader(m, CHALLENGE)) {
+                    throw new IOException("not a rendezvous challenge");
+                }
+                u.nonce = java.util.Arrays.copyOfRange(m, HEADER, m.length);
+                InetAddress client = what[1].getAddress().isAnyLocalAddress() ? null : what[1].getAddress();
+                u.register = encodeRegister(secret, u.nonce, what[0].getAddress(), what[0].getPort(), client,
+                        what[1].getPort(), REGISTER_UPGRADE, UPGRADE_LABEL);
+                if (!u.socket.send(u.register)) {
+                    throw new IOException("the listener does not take our registration");
+                }
+                u.state = UpgradeSession.CLIENT_REGISTERED;
+                return;
+            }
+            if (m.length != HEADER + HandshakeMessages.MAC_LENGTH || !isHeader(m, REGISTERED)
+                    || !Secret.matches(secret.mac(UPGRADED_LABEL, u.nonce, u.register),
+                    java.util.Arrays.copyOfRange(m, HEADER, m.length))) {
+                throw new IOException("the listener did not prove the key");
+            }
+            u.state = UpgradeSession.OPEN;
+            u.deadline = Long.MAX_VALUE;
+            u.handler.onOpen(u);
+        } catch (IOException | RuntimeException e) {
+            pendingRegister.remove(u);
+            u.end(e.getMessage());
+        }
+    }
+}
