@@ -1,6 +1,5 @@
 package io.hadronio.app.evaluate;
 
-import io.hadronio.app.HadronioCommand;
 import java.io.Console;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -115,13 +114,13 @@ public final class EvaluateCommand implements Callable<Integer> {
         out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s, %s; results in %s%n", p.id(), evaluation.runs(),
                 evaluation.pairs(),
                 load ? " and " + loadEvaluation.pairs() + " load pairs" : "", pinning, dir);
-        BenchmarkPair pair = new BenchmarkPair(javaCommand(p.jvmOptions()), pinning, dir.resolve("raw"), timeoutSeconds);
+        BenchmarkPair pair = new BenchmarkPair(javaCommand(p.jvmOptions(), mainClass()), pinning, dir.resolve("raw"), timeoutSeconds);
         Console console = System.console();
         boolean inPlace = console != null && console.isTerminal();
         List<RunRecord> records = evaluation.run(pair, dir, System.err, inPlace);
         // a load run lasts about a second of traffic; one still going after a minute is stuck (hadroNIO's
         // thread-per-connection server at 1,000 connections did not finish in 120 s), not slow
-        BenchmarkPair loadPair = new BenchmarkPair(javaCommand(p.jvmOptions()), pinning, dir.resolve("raw"),
+        BenchmarkPair loadPair = new BenchmarkPair(javaCommand(p.jvmOptions(), mainClass()), pinning, dir.resolve("raw"),
                 Math.min(timeoutSeconds, LOAD_TIMEOUT_SECONDS));
         List<LoadRecord> loadRecords = load ? loadEvaluation.run(loadPair, dir, System.err, inPlace) : List.of();
         Results results = Results.of(env.finishedNow(), records, loadRecords);
@@ -169,15 +168,20 @@ public final class EvaluateCommand implements Callable<Integer> {
         return new BenchmarkPair.Pinning(serverCpu, clientCpu);
     }
 
-    /** This JVM's java with {@code jvmOptions} and this JVM's class path, running the {@code hadronio} command. */
-    static List<String> javaCommand(List<String> jvmOptions) {
+    /** The class of the {@code hadronio} command this one runs under: what the benchmark JVMs run. */
+    private String mainClass() {
+        return spec.root().userObject().getClass().getName();
+    }
+
+    /** This JVM's java with {@code jvmOptions} and this JVM's class path, running {@code mainClass}. */
+    static List<String> javaCommand(List<String> jvmOptions, String mainClass) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(jvmOptions);
         cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
-        cmd.add(HadronioCommand.class.getName());
+        cmd.add(mainClass);
         return cmd;
     }
 
