@@ -269,7 +269,9 @@ public final class LocalRendezvous {
                 for (UpgradeSession u : polledUpgrades) {
                     pollSet.add(u.socket.fd(), PollSet.POLLIN);
                 }
-                boolean deadlines = wanted || !sessions.isEmpty() || upgrades.hasParked() || !polledUpgrades.isEmpty();
+                // a pass every 100 ms only while something has a deadline: most upgraded connections
+                // keep their session open until they close, and those wait for messages alone
+                boolean deadlines = wanted || !sessions.isEmpty() || upgrades.hasParked() || upgrades.anyOpenDeadline();
                 pollsStarted++;
                 // the deadlines are judged by when this poll began: a session expires only when no
                 // message of it had come by the end of a poll that began after its deadline, however

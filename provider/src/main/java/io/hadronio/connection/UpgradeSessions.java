@@ -107,6 +107,19 @@ final class UpgradeSessions implements UpgradeSession.Owner {
         return !parked.isEmpty();
     }
 
+    /**
+     * True while an open session has a deadline (one still setting up); an attached session has
+     * none and needs no tick: only its messages move it.
+     */
+    boolean anyOpenDeadline() {
+        for (int i = 0; i < upgrades.size(); i++) {
+            if (upgrades.get(i).deadline != Long.MAX_VALUE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** A polled session's socket is readable. */
     void onReadable(UpgradeSession u) {
         if (u.state == UpgradeSession.OPEN) {
