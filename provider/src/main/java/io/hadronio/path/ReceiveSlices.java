@@ -123,8 +123,12 @@ final class ReceiveSlices {
 
     /** Posts the receive of a slice; a message already waiting may complete it at once. */
     private void postSlice(int slice) throws UcxException {
-        long request = worker.tagReceive(area.address() + (long) slice * sliceSize, sliceSize,
-                tag(localId, KIND_DATA), TAG_MASK, token);
+        postReceive(slice, tag(localId, KIND_DATA));
+    }
+
+    /** Posts a receive of {@code tag} into {@code slice}; one that completes inside the call records its length. */
+    private void postReceive(int slice, long tag) throws UcxException {
+        long request = worker.tagReceive(area.address() + (long) slice * sliceSize, sliceSize, tag, TAG_MASK, token);
         if (request == UcxWorker.COMPLETED) {
             requests[slice] = NONE;
             immediate[slice] = (int) worker.receivedLength();
@@ -308,15 +312,7 @@ final class ReceiveSlices {
     /** Posts the receive of the head bulk message's bytes into its slice (after its empty place arrived there). */
     private void postBulk(int slice) throws UcxException {
         BULK_STAGED.incrementAndGet();
-        long request = worker.tagReceive(area.address() + (long) slice * sliceSize, sliceSize,
-                bulkTag(localId, consumed), TAG_MASK, token);
-        if (request == UcxWorker.COMPLETED) {
-            requests[slice] = NONE;
-            immediate[slice] = (int) worker.receivedLength();
-        } else {
-            requests[slice] = request;
-            immediate[slice] = -1;
-        }
+        postReceive(slice, bulkTag(localId, consumed));
     }
 
     private boolean headReceived() throws IOException {
