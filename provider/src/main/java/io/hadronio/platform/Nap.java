@@ -19,7 +19,7 @@ import java.lang.invoke.MethodHandle;
  * stands for a set ({@link EPollSet}'s, a UCX worker's event fd). Below {@link PollSet} and
  * {@link EPollSet}, which both sleep through it.
  */
-final class Nap {
+public final class Nap {
     // poll(2)'s POLLIN (PollSet's, which takes it from here)
     static final short POLLIN = 0x001;
     private static final int EINTR = 4;
@@ -91,7 +91,7 @@ final class Nap {
      * event fd) until it is readable or {@code timeoutMillis} passed: the nap, then parking
      * through the JDK's poller as the JDK's selector does. The caller looks afterwards.
      */
-    static void sleepOnSet(int fd, int timeoutMillis) throws IOException {
+    public static void sleepOnSet(int fd, int timeoutMillis) throws IOException {
         MemorySegment[] one = ONE.get();
         MemorySegment m = one[0];
         m.set(JAVA_INT, 0, fd);

@@ -160,14 +160,6 @@ public final class PollSet implements AutoCloseable {
     }
 
     /**
-     * A virtual thread's sleep on one fd that stands for a set ({@link Nap#sleepOnSet}), for
-     * callers outside this package (a UCX worker's event fd).
-     */
-    public static void sleepOnSet(int fd, int timeoutMillis) throws IOException {
-        Nap.sleepOnSet(fd, timeoutMillis);
-    }
-
-    /**
      * True when {@code fd}, a stream socket, is hung up ({@code POLLHUP}, asked without waiting:
      * its peer closed, or both directions are shut down), or cannot be asked.
      */

@@ -1,7 +1,7 @@
 package io.hadronio.worker;
 
 import io.hadronio.platform.CarrierCompensation;
-import io.hadronio.platform.PollSet;
+import io.hadronio.platform.Nap;
 import io.hadronio.platform.VirtualThreadParking;
 import io.hadronio.platform.RunQueue;
 import io.hadronio.ucx.UcxContext;
@@ -472,7 +472,7 @@ public final class WorkerGroup implements AutoCloseable {
                 }
                 if (armed && VirtualThreadParking.applies()) {
                     // a virtual thread naps, then parks: its carrier runs the others meanwhile
-                    PollSet.sleepOnSet(worker.eventFd(), (int) napMillis);
+                    Nap.sleepOnSet(worker.eventFd(), (int) napMillis);
                 } else if (armed) {
                     // a platform thread, or a virtual thread that cannot park (it asks for a spare carrier)
                     boolean compensated = CarrierCompensation.begin();
