@@ -4,7 +4,8 @@
 #   evaluate  (default) "hadronio evaluate --profile quick" (issue 11): the JDK's provider, hadroNIO and
 #             the UCX binding in blocking, non-blocking (Selector) and Netty mode, throughput and latency
 #             from 4 B to 1 MiB; results, figures and a report in $LOG_DIR/evaluation; prints its summary
-#             and the points where hadroNIO is behind the JDK ("never slower")
+#             and the points where hadroNIO is behind the JDK ("never slower": round trips by p50 and p99)
+#             and the tails against their targets
 #   connections  (default) connection set-up rate, JDK against hadroNIO, 1 and 8 clients
 #             (scripts/bench-connections.sh, RUNS interleaved rounds)
 #   ucx       the UCX binding ("hadronio ucx benchmark") against UCX's own ucx_perftest

@@ -63,7 +63,7 @@ final class Headline {
         md.append(" Medians of ").append(reps).append(" interleaved runs per point; hadroNIO's connections ran on ")
                 .append(transports()).append(".\n\n");
         EvaluationReport report = new EvaluationReport(results, Path.of("."), Path.of("."));
-        md.append(report.neverSlower()).append('\n').append(report.tails());
+        md.append(report.neverSlower(3)).append('\n').append(report.tails(false));
         md.append(END).append('\n');
         return md.toString();
     }

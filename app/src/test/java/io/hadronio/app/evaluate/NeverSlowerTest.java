@@ -39,8 +39,9 @@ class NeverSlowerTest {
                 run(Provider.HADRONIO, Mode.NETTY, Metric.LATENCY, 65536, 0, 10),
                 // the binding is the ceiling, not a side of the promise
                 run(Provider.UCX, Mode.RAW, Metric.LATENCY, 4, 0, 1)));
-        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 3 points (mode, metric, size; medians);"
-                + " behind (the JDK's speed = 1) at: blocking throughput 4 B 0.50×, netty latency 4 B 0.80×.\n", line);
+        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 4 points (mode, figure, size; medians;"
+                + " round trips by p50 and p99); behind (the JDK's speed = 1) at: blocking throughput 4 B 0.50×,"
+                + " netty round trip p50 4 B 0.80×, netty round trip p99 4 B 0.80×.\n", line);
     }
 
     @Test
@@ -48,8 +49,8 @@ class NeverSlowerTest {
         String line = line(List.of(
                 run(Provider.JDK, Mode.NONBLOCKING, Metric.LATENCY, 8, 0, 30),
                 run(Provider.HADRONIO, Mode.NONBLOCKING, Metric.LATENCY, 8, 0, 1)));
-        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 1 points (mode, metric, size; medians).\n",
-                line);
+        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 2 of 2 points (mode, figure, size; medians;"
+                + " round trips by p50 and p99).\n", line);
     }
 
     @Test
@@ -74,9 +75,23 @@ class NeverSlowerTest {
                 run(2, Provider.JDK, Mode.BLOCKING, Metric.LATENCY, 4, 0, 31),
                 run(1, Provider.HADRONIO, Mode.BLOCKING, Metric.LATENCY, 4, 0, 1),
                 run(2, Provider.HADRONIO, Mode.BLOCKING, Metric.LATENCY, 4, 0, 2)));
-        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 3 points (mode, metric, size; medians);"
-                + " behind (the JDK's speed = 1) at: netty throughput 64 KiB 0.50× (every round behind),"
-                + " netty latency 16 KiB 0.91× (rounds overlap);"
+        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 2 of 5 points (mode, figure, size; medians;"
+                + " round trips by p50 and p99); behind (the JDK's speed = 1) at: netty throughput 64 KiB 0.50×"
+                + " (every round behind), netty round trip p50 16 KiB 0.91× (rounds overlap),"
+                + " netty round trip p99 16 KiB 0.91× (rounds overlap);"
                 + " every hadroNIO round behind every JDK round at 1 of them.\n", line);
+    }
+
+    @Test
+    void shouldJudgeARoundTripByItsTailAsWellAsItsMedian() {
+        // the median 25 times ahead, the mean level, the tail behind: only the tail is named
+        String line = line(List.of(
+                new RunRecord(1, Provider.JDK, Mode.NETTY, Metric.LATENCY, 4, 1000, 1e6 / 100, 4e6 / 100, 100, 50, 2000,
+                        3000, 1, 1, 1000, 1000, "kernel-tcp", 1.0, null),
+                new RunRecord(1, Provider.HADRONIO, Mode.NETTY, Metric.LATENCY, 4, 1000, 1e6 / 100, 4e6 / 100, 100, 2,
+                        4000, 7000, 1, 1, 1000, 1000, "cma,sysv", 1.0, null)));
+        assertEquals("Never slower than the JDK: hadroNIO at or ahead in 1 of 2 points (mode, figure, size; medians;"
+                + " round trips by p50 and p99); behind (the JDK's speed = 1) at: netty round trip p99 4 B 0.50×.\n",
+                line);
     }
 }
