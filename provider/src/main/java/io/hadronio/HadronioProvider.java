@@ -1,5 +1,6 @@
 package io.hadronio;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.config.HadronioConfig;
 
 import io.hadronio.nio.HadronioServerSocketChannel;
@@ -39,7 +40,7 @@ import java.util.Objects;
 public class HadronioProvider extends SelectorProvider {
     // System.Logger, not a logging library: this class lands on every application's class path,
     // which must not get a second copy (or a different version) of what it may carry itself
-    private static final Logger LOG = System.getLogger(HadronioProvider.class.getName());
+    private static final Logger LOG = LazyLogger.of(HadronioProvider.class);
 
     private final SelectorProvider platform;
     private final HadronioConfig config;
@@ -54,23 +55,31 @@ public class HadronioProvider extends SelectorProvider {
     public HadronioProvider(HadronioConfig config) {
         this.config = config;
         this.platform = JdkInternals.platformProvider();
-        this.runtime = config.enabled() ? startUcx(config, platform) : null;
-        if (runtime != null) {
-            info("hadroNIO " + version() + " on UCX " + Ucx.version() + ": " + config);
-        } else if (!config.enabled()) {
+        this.runtime = config.enabled() ? launchUcx(config, platform) : null;
+        if (!config.enabled()) {
             info("hadroNIO " + version() + " disabled (hadronio.enabled=false): using the JDK's provider");
         }
     }
 
-    private static UcxRuntime startUcx(HadronioConfig config, SelectorProvider platform) {
+    /**
+     * The runtime, its start left to the background (a bad value the user configured throws
+     * here); null when even its first step failed. The outcome of the start is logged when it
+     * ends: one INFO line naming UCX, or one WARNING naming why every channel from now on is
+     * the JDK's.
+     */
+    private static UcxRuntime launchUcx(HadronioConfig config, SelectorProvider platform) {
         try {
-            Ucx.ensureAvailable();
-        } catch (RuntimeException | LinkageError e) {
-            warn("hadroNIO: UCX unavailable (" + e.getMessage() + "); running unaccelerated on the JDK's provider");
-            return null;
-        }
-        try {
-            return UcxRuntime.start(config, platform);
+            return UcxRuntime.launch(config, platform, failure -> {
+                if (failure == null) {
+                    info("hadroNIO " + version() + " on UCX " + Ucx.version() + ": " + config);
+                } else if (failure instanceof io.hadronio.ucx.UcxUnavailableException) {
+                    warn("hadroNIO: UCX unavailable (" + failure.getMessage()
+                            + "); running unaccelerated on the JDK's provider");
+                } else if (!(failure instanceof IllegalArgumentException)) {
+                    warn("hadroNIO: cannot accelerate (" + failure.getMessage()
+                            + "); running unaccelerated on the JDK's provider");
+                }
+            });
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException | IOException | LinkageError e) {
@@ -92,9 +101,17 @@ public class HadronioProvider extends SelectorProvider {
         return v == null ? "dev" : v;
     }
 
-    /** True when socket channels are carried over UCX (false: fallback to the JDK's provider). */
+    /**
+     * True when socket channels are carried over UCX (false: fallback to the JDK's provider).
+     * Waits for the runtime's start, which runs in the background from the provider's creation.
+     */
     public boolean isAccelerated() {
-        return runtime != null;
+        return runtime != null && runtime.awaitStarted();
+    }
+
+    /** True unless the runtime is off or its start failed: channels are ours (no wait). */
+    private boolean usable() {
+        return runtime != null && !runtime.startFailed();
     }
 
     /**
@@ -133,7 +150,7 @@ public class HadronioProvider extends SelectorProvider {
 
     @Override
     public AbstractSelector openSelector() throws IOException {
-        if (runtime == null) {
+        if (!usable()) {
             return platform.openSelector();
         }
         return new io.hadronio.nio.HadronioSelector(this, runtime);
@@ -141,7 +158,7 @@ public class HadronioProvider extends SelectorProvider {
 
     @Override
     public ServerSocketChannel openServerSocketChannel() throws IOException {
-        if (runtime == null) {
+        if (!usable()) {
             return platform.openServerSocketChannel();
         }
         return new HadronioServerSocketChannel(this, runtime);
@@ -149,7 +166,7 @@ public class HadronioProvider extends SelectorProvider {
 
     @Override
     public SocketChannel openSocketChannel() throws IOException {
-        if (runtime == null) {
+        if (!usable()) {
             return platform.openSocketChannel();
         }
         return new HadronioSocketChannel(this, runtime);
@@ -158,7 +175,7 @@ public class HadronioProvider extends SelectorProvider {
     @Override
     public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family);
-        if (runtime == null || family == StandardProtocolFamily.UNIX) {
+        if (!usable() || family == StandardProtocolFamily.UNIX) {
             return platform.openSocketChannel(family);
         }
         return new HadronioSocketChannel(this, runtime, family);
@@ -167,7 +184,7 @@ public class HadronioProvider extends SelectorProvider {
     @Override
     public ServerSocketChannel openServerSocketChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family);
-        if (runtime == null || family == StandardProtocolFamily.UNIX) {
+        if (!usable() || family == StandardProtocolFamily.UNIX) {
             return platform.openServerSocketChannel(family);
         }
         return new HadronioServerSocketChannel(this, runtime, family);

@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.Reactor;
 
 import io.hadronio.connection.HandshakeMessages;
@@ -18,7 +19,7 @@ import java.nio.channels.SelectionKey;
  * this host waiting, or UCX would use tcp only), or failed.
  */
 final class ClientHandshake extends Handshake {
-    private static final Logger LOG = System.getLogger(ClientHandshake.class.getName());
+    private static final Logger LOG = LazyLogger.of(ClientHandshake.class);
 
     private final ConnectionServices runtime;
     private final ConnectionLifecycle life;

@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.Reactor;
 
 import java.io.IOException;
@@ -15,7 +16,7 @@ import java.nio.channels.SelectionKey;
  * the lists. (What the UCX halves have it do, flushing and freeing, is {@link UcxHousekeeping}'s.)
  */
 public final class ConnectionControl {
-    private static final Logger LOG = System.getLogger(ConnectionControl.class.getName());
+    private static final Logger LOG = LazyLogger.of(ConnectionControl.class);
 
     private final Reactor reactor;
     // wakes every selector and thread sleeping on a worker

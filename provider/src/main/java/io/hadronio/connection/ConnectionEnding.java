@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -30,7 +31,7 @@ import static io.hadronio.connection.LifecycleTable.*;
  * bytes ({@link #discardRaw}), never one under the other.
  */
 public final class ConnectionEnding {
-    private static final System.Logger LOG = System.getLogger(ConnectionEnding.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(ConnectionEnding.class);
 
     // how long a closed connection whose peer takes none of its last bytes keeps them before it
     // resets the connection instead (the kernel likewise gives up on a closed socket whose peer's

@@ -15,8 +15,20 @@ import io.hadronio.ucx.UcxException;
 public interface ConnectionServices {
     HadronioConfig config();
 
-    /** Who is accelerated: the key, the local rendezvous, the configured remote networks. */
+    /**
+     * Who is accelerated: the key, the local rendezvous, the configured remote networks. Made by
+     * the runtime's start: only once {@link #started()}.
+     */
     Peers peers();
+
+    /**
+     * True once the runtime's start has finished: the key, the rendezvous and UCX are there (no
+     * wait). Before, connections start on the kernel, as they do anyway in upgrade mode.
+     */
+    boolean started();
+
+    /** True once the runtime's start has failed: nothing set up here ever moves to UCX (no wait). */
+    boolean startFailed();
 
     /** What connections have the control thread do for them. */
     ConnectionControl control();
@@ -27,7 +39,7 @@ public interface ConnectionServices {
      */
     String endpointProfile();
 
-    /** The worker group the next connection goes to (round robin); nothing is made on it. */
+    /** The worker group the next connection goes to (round robin); nothing is made on it. Once {@link #started()}. */
     WorkerGroup nextGroup();
 
     /** A new UCX half for {@code life} on {@code group}, receives posted. */

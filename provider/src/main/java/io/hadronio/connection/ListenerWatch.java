@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.Reactor;
 
 import java.io.IOException;
@@ -15,7 +16,7 @@ import java.nio.channels.SocketChannel;
  * server channel's {@link AcceptQueue}, which decides, as its own accept() does.
  */
 final class ListenerWatch implements Reactor.Handler {
-    private static final Logger LOG = System.getLogger(ListenerWatch.class.getName());
+    private static final Logger LOG = LazyLogger.of(ListenerWatch.class);
     private final ServerSocketChannel tcp;
     private final AcceptQueue queue;
     private final ConnectionServices runtime;

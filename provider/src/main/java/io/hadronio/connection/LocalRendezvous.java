@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import static io.hadronio.connection.RendezvousMessages.*;
 
 import io.hadronio.platform.EventFd;
@@ -66,7 +67,7 @@ import java.util.concurrent.TimeUnit;
  * {@link #register} runs on the caller's thread and blocks it.
  */
 public final class LocalRendezvous {
-    private static final System.Logger LOG = System.getLogger(LocalRendezvous.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(LocalRendezvous.class);
     // a session that has not registered within this long is dropped
     private static final long SESSION_NANOS = TimeUnit.SECONDS.toNanos(2);
 

@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.platform.PlatformChannels;
 import io.hadronio.platform.PollSet;
 import java.io.IOException;
@@ -59,7 +60,7 @@ import java.util.Set;
  * it): there, the end is "connection reset", as it is after a TCP RST.
  */
 public final class LocalStreams {
-    private static final System.Logger LOG = System.getLogger(LocalStreams.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(LocalStreams.class);
     /** Bytes of the preamble a client writes first. */
     public static final int PREAMBLE_LENGTH = 51;
     private static final int MAGIC = 0x484e4c53; // "HNLS"

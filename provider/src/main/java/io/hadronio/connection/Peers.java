@@ -4,10 +4,6 @@ import io.hadronio.config.HadronioConfig;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -31,17 +27,15 @@ public final class Peers {
         DETECT
     }
 
-    private static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
-
     private final HadronioConfig config;
     private final Secret secret;
     private final LocalRendezvous rendezvous;
-    // this host's addresses (normalised), refreshed at most once a second on a miss
-    private volatile Set<InetAddress> local = Set.of();
-    private volatile long refreshed = System.nanoTime() - 2 * REFRESH_NANOS;
+    // this host's addresses
+    private final LocalAddresses local;
 
-    public Peers(HadronioConfig config, Secret secret) throws IOException {
+    public Peers(HadronioConfig config, LocalAddresses local, Secret secret) throws IOException {
         this.config = config;
+        this.local = local;
         this.secret = secret;
         this.rendezvous = new LocalRendezvous(secret, config.handshakeMillis(),
                 System.getProperty("hadronio.secret.file") == null ? ownUid() : -1);
@@ -70,28 +64,7 @@ public final class Peers {
 
     /** True when {@code address} is an address of this host (in this network namespace). */
     public boolean isLocal(InetAddress address) {
-        if (address.isLoopbackAddress() || address.isAnyLocalAddress()) {
-            return true;
-        }
-        InetAddress a = RendezvousMessages.normalize(address);
-        if (local.contains(a)) {
-            return true;
-        }
-        long now = System.nanoTime();
-        if (now - refreshed > REFRESH_NANOS) {
-            refreshed = now;
-            Set<InetAddress> fresh = new HashSet<>();
-            try {
-                for (NetworkInterface nif : NetworkInterface.networkInterfaces().toList()) {
-                    nif.inetAddresses().forEach(x -> fresh.add(RendezvousMessages.normalize(x)));
-                }
-            } catch (SocketException e) {
-                return false;
-            }
-            local = Set.copyOf(fresh);
-            return local.contains(a);
-        }
-        return false;
+        return local.isLocal(address);
     }
 
     /**

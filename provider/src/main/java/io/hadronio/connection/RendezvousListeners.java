@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import static io.hadronio.connection.RendezvousMessages.normalize;
 
 import io.hadronio.platform.UnixSeqpacket;
@@ -31,7 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class RendezvousListeners {
     // the rendezvous' logger (by name: a class literal would make this table depend on its rendezvous)
-    private static final System.Logger LOG = System.getLogger("io.hadronio.connection.LocalRendezvous");
+    private static final System.Logger LOG = LazyLogger.named("io.hadronio.connection.LocalRendezvous");
 
     /** What {@link LocalRendezvous#hold} gives and {@link LocalRendezvous#release} takes back: the port's listener as it was held. */
     public interface Hold {

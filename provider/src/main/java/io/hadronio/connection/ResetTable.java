@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -33,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  * live key (thousands of resets not yet read), a reset reads as an orderly end.
  */
 final class ResetTable {
-    private static final System.Logger LOG = System.getLogger(ResetTable.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(ResetTable.class);
     // 65,536 slots of 16 bytes: 1 MiB, mapped by every process that uses local streams
     private static final int SLOTS = 1 << 16;
     private static final long BYTES = SLOTS * 16L;

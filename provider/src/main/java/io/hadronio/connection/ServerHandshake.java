@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.Reactor;
 import io.hadronio.worker.WorkerGroup;
 
@@ -33,7 +34,7 @@ import java.util.function.Predicate;
  * is answered with PLAIN and its connection is plain TCP.
  */
 final class ServerHandshake extends Handshake {
-    private static final Logger LOG = System.getLogger(ServerHandshake.class.getName());
+    private static final Logger LOG = LazyLogger.of(ServerHandshake.class);
 
     private final ConnectionServices runtime;
     final AcceptQueue queue;

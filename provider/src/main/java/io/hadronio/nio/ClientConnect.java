@@ -21,7 +21,9 @@ import java.util.concurrent.TimeUnit;
  * A socket channel's connect and finishConnect: who the peer is and which way the connection
  * starts. A local peer gets a plain connect at once (a local Unix stream where its listener
  * takes one, else TCP), exactly as the JDK's, and the connection moves to UCX in the background
- * if the peer runs hadroNIO. A remote peer is asked first ({@link io.hadronio.connection.Peers}):
+ * if the peer runs hadroNIO (once the runtime's start has finished: a connect never waits for
+ * it). A peer that may speak the handshake (eager mode, a remote network) is asked first,
+ * after the runtime's start ({@link io.hadronio.connection.Peers}):
  * a plain one gets a plain TCP connect; an accelerated one a TCP connect and the handshake, run
  * by the control thread, which a blocking connect waits for and a non-blocking one leaves to
  * {@link #finish}. The channel calls it with both its locks held.
@@ -67,7 +69,8 @@ final class ClientConnect {
         long rendezvousDeadline = System.nanoTime()
                 + TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
         Upgrades upgrades = runtime.upgrades();
-        if (upgrades != null && runtime.peers().isLocal(isa.getAddress())) {
+        boolean local = runtime.isLocal(isa.getAddress());
+        if (upgrades != null && local) {
             boolean stream = kernel.connectStream(isa);
             upgrades.prepareClient(life);
             conversion.attach();
@@ -76,6 +79,12 @@ final class ClientConnect {
                 connectedPlainly();
                 return true;
             }
+            return connectPlain(isa, timeoutMillis);
+        }
+        // a plain peer needs nothing of the runtime; the others need its start (the key, the
+        // rendezvous, UCX), which this connect waits for, and is plain if that failed
+        if (!local && !runtime.config().isRemoteAccelerated(isa.getAddress()) || !runtime.awaitStarted()) {
+            goPlain.run();
             return connectPlain(isa, timeoutMillis);
         }
         boolean accelerate;

@@ -73,7 +73,10 @@ public final class HadronioSelector extends AbstractSelector {
     static volatile int maxSleepMillis = 250;
 
     private final UcxRuntime runtime;
-    private final WorkerGroup[] groups;
+    // the runtime's worker groups; NOT_STARTED until its start has finished (learnt at the next
+    // select: a connection may be on UCX only from then on), empty if it failed
+    private WorkerGroup[] groups;
+    private static final WorkerGroup[] NOT_STARTED = new WorkerGroup[0];
     private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
     private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
     private final Set<SelectionKey> selectedKeys = new HashSet<>();
@@ -154,7 +157,8 @@ public final class HadronioSelector extends AbstractSelector {
     public HadronioSelector(SelectorProvider provider, UcxRuntime runtime) throws IOException {
         super(provider);
         this.runtime = runtime;
-        this.groups = runtime.groups();
+        WorkerGroup[] started = runtime.groups();
+        this.groups = started == null ? NOT_STARTED : started;
         this.spin = new AdaptiveSpin(runtime.config().spinNanos(), runtime.config().spinYields());
         this.wakeFd = new EventFd();
         try {
@@ -407,8 +411,23 @@ public final class HadronioSelector extends AbstractSelector {
         if (connectionKeys.get() == 0) {
             return;
         }
+        if (groups == NOT_STARTED) {
+            learnGroups();
+        }
         for (WorkerGroup g : groups) {
             g.progressOnce();
+        }
+    }
+
+    /**
+     * The runtime's worker groups once its start has finished (selecting thread; until then a
+     * connection is on the kernel, whose readiness the selector polls). A selector made while
+     * the runtime still started (a JVM's first) asks at each pass with connections until then.
+     */
+    private void learnGroups() {
+        WorkerGroup[] started = runtime.groups();
+        if (started != null) {
+            groups = started;
         }
     }
 
@@ -428,6 +447,9 @@ public final class HadronioSelector extends AbstractSelector {
         // read after announcing the sleep: a registration counts its key, then looks at
         // sleeping (interestChanged), so either we see its key or it wakes us
         final boolean watchWorkers = connectionKeys.get() > 0;
+        if (watchWorkers && groups == NOT_STARTED) {
+            learnGroups();
+        }
         for (WorkerGroup g : groups) {
             if (watchWorkers) {
                 g.enter(waiter);
@@ -764,7 +786,9 @@ public final class HadronioSelector extends AbstractSelector {
     @Override
     protected void implCloseSelector() throws IOException {
         wakeup();
-        for (WorkerGroup g : groups) {
+        // the runtime's, not our field: the selecting thread may have learnt them a moment ago
+        WorkerGroup[] all = runtime.groups();
+        for (WorkerGroup g : all == null ? NOT_STARTED : all) {
             g.release(waiter);
         }
         synchronized (this) {

@@ -82,6 +82,9 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private AcceptWait acceptWait;
     // the offer to local hadroNIO clients (the rendezvous, local streams); made at bind
     private volatile LocalOffer localOffer;
+    // the runtime had started at bind (else its start failed, and the listener is plain: it offers
+    // nothing and every connection it accepts is plain); set at bind, before bound
+    private boolean runtimeStarted;
     // the last blocking accept had to wait for its connection; under acceptLock
     private boolean acceptWaited;
     // a blocking accept's spin before it sleeps (hadronio.polling); under acceptLock
@@ -112,18 +115,21 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             if (!isOpen()) {
                 throw new ClosedChannelException();
             }
+            // before the kernel listens: a local client that connects from then on finds the
+            // rendezvous (the runtime's start makes it), or its upgrade would find none and stay plain
+            runtimeStarted = runtime.awaitStarted();
             tcp.bind(local, backlog < 1 ? DEFAULT_BACKLOG : backlog);
             tcp.configureBlocking(false);
             int listenerFd = PlatformChannels.fd(tcp);
             acceptWait = new AcceptWait(this, handshaken, listenerFd, acceptSpin);
             port = ((InetSocketAddress) tcp.getLocalAddress()).getPort();
-            LocalOffer offer = new LocalOffer(runtime, tcp, listenerFd, backlog < 1 ? DEFAULT_BACKLOG : backlog,
-                    onRegistered, acceptWait);
+            LocalOffer offer = new LocalOffer(runtimeStarted ? runtime : null, tcp, listenerFd,
+                    backlog < 1 ? DEFAULT_BACKLOG : backlog, onRegistered, acceptWait);
             localOffer = offer;
             pollFd = offer.pollFd();
             // last: an accept that sees the channel bound finds everything above
             bound = true;
-            if (runtime.config().hasRemoteNetworks()) {
+            if (runtimeStarted && runtime.config().hasRemoteNetworks()) {
                 // clients from other hosts may speak first at any time
                 runtime.handshakes().acceptFor(tcp, this, port, true);
             }
@@ -232,7 +238,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private SocketChannel classify(SocketChannel child) {
         try {
             InetSocketAddress remote = (InetSocketAddress) child.getRemoteAddress();
-            Peers.Inbound inbound = runtime.peers().inbound(remote, port);
+            Peers.Inbound inbound = runtimeStarted ? runtime.peers().inbound(remote, port) : Peers.Inbound.PLAIN;
             if (inbound == Peers.Inbound.PLAIN) {
                 return child;
             }
@@ -374,8 +380,8 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
      */
     private HadronioSocketChannel plainChannel(SocketChannel child, ByteBuffer prefix) throws IOException {
         HadronioSocketChannel ch = new HadronioSocketChannel(provider(), runtime, child, prefix);
-        if (prefix == null && runtime.upgrades() != null
-                && runtime.peers().isLocal(((InetSocketAddress) child.getRemoteAddress()).getAddress())) {
+        if (prefix == null && runtimeStarted && runtime.upgrades() != null
+                && runtime.isLocal(((InetSocketAddress) child.getRemoteAddress()).getAddress())) {
             ch.upgradeAccepted(port);
         }
         return ch;

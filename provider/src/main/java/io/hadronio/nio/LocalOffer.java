@@ -35,6 +35,7 @@ final class LocalOffer {
      * Offers the bound kernel listener {@code tcp} (its fd {@code listenerFd}); a stream listener's
      * connections end {@code acceptWait}'s waits too.
      *
+     * @param runtime      null when its start failed: nothing is offered
      * @param onRegistered runs at each registration at the rendezvous: a handshake will follow
      */
     LocalOffer(UcxRuntime runtime, ServerSocketChannel tcp, int listenerFd, int backlog, Runnable onRegistered,
@@ -43,7 +44,8 @@ final class LocalOffer {
         this.onRegistered = onRegistered;
         Boolean reusePort = tcp.supportedOptions().contains(StandardSocketOptions.SO_REUSEPORT)
                 ? tcp.getOption(StandardSocketOptions.SO_REUSEPORT) : Boolean.FALSE;
-        InetSocketAddress local = Boolean.TRUE.equals(reusePort) ? null : (InetSocketAddress) tcp.getLocalAddress();
+        InetSocketAddress local = runtime == null || Boolean.TRUE.equals(reusePort) ? null
+                : (InetSocketAddress) tcp.getLocalAddress();
         rendezvousAddress = local;
         if (local != null) {
             runtime.peers().rendezvous().listen(local.getAddress(), local.getPort(), onRegistered);
@@ -68,7 +70,7 @@ final class LocalOffer {
             return null;
         }
         try {
-            return streams.listen(local, backlog, runtime.peers()::isLocal);
+            return streams.listen(local, backlog, runtime::isLocal);
         } catch (IOException e) {
             return null;
         }

@@ -1,5 +1,6 @@
 package io.hadronio.path;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.Reactor;
 
 import java.lang.System.Logger;
@@ -14,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * does is the connection's.
  */
 public final class UcxHousekeeping {
-    private static final Logger LOG = System.getLogger(UcxHousekeeping.class.getName());
+    private static final Logger LOG = LazyLogger.of(UcxHousekeeping.class);
     // how long a connection stays watched after its last held-back bytes left
     private static final long FLUSH_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     // how long the UCX requests a release found in flight may take before the memory is given up on (left allocated)

@@ -1,5 +1,6 @@
 package io.hadronio.path;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.connection.ConnectionServices;
 import io.hadronio.connection.SwitchSession;
@@ -54,7 +55,7 @@ import static io.hadronio.path.PathSwitch.*;
  * that fails before one leaves a plain connection that simply stays plain.
  */
 public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
-    private static final Logger LOG = System.getLogger(Upgrade.class.getName());
+    private static final Logger LOG = LazyLogger.of(Upgrade.class);
     static final byte HELLO = 20;
     static final byte PLAIN = 21;
     static final byte SWITCH = 22;
@@ -81,6 +82,9 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     private long dueAt;
     // client: the upgrade waits for its first read or write after dueAt
     private volatile boolean armed;
+    // client: the runtime's start had finished when due() last asked (set once; a plain field:
+    // a thread that has not seen it yet asks the runtime again)
+    private boolean runtimeStarted;
     private static final java.lang.invoke.VarHandle ARMED;
 
     static {
@@ -152,10 +156,31 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         armed = true;
     }
 
-    /** Client: {@code hadronio.upgrade.delay} has passed since the connect and the upgrade has not begun. */
+    /**
+     * Client: {@code hadronio.upgrade.delay} has passed since the connect, the runtime has
+     * started, and the upgrade has not begun. A connection made while the runtime still starts
+     * (a JVM's first ones) carries its bytes on the kernel meanwhile and moves at its first
+     * operation after the start; if the start failed it never moves (disarmed here, so that its
+     * later operations ask nothing).
+     */
     @Override
     public boolean due() {
-        return armed && System.nanoTime() - dueAt >= 0;
+        return armed && System.nanoTime() - dueAt >= 0 && runtimeStarted();
+    }
+
+    /** Whether the runtime's start finished; disarms the upgrade when it failed. */
+    private boolean runtimeStarted() {
+        if (runtimeStarted) {
+            return true;
+        }
+        if (runtime.started()) {
+            runtimeStarted = true;
+            return true;
+        }
+        if (runtime.startFailed()) {
+            armed = false;
+        }
+        return false;
     }
 
     /**
@@ -164,7 +189,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
      */
     @Override
     public void poke() {
-        if (armed && System.nanoTime() - dueAt >= 0 && ARMED.compareAndSet(this, true, false)) {
+        if (due() && ARMED.compareAndSet(this, true, false)) {
             begin();
         }
     }

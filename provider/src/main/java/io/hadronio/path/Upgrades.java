@@ -43,11 +43,20 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
                             RendezvousListeners.Hold hold) {
     }
 
+    /**
+     * Upgrades of {@code runtime}'s connections. Needs nothing of the runtime yet: a client's
+     * connection may be made (a candidate) while the runtime still starts; its upgrade waits for
+     * the start ({@link Upgrade#due}), and the server's side begins at {@link #listen}.
+     */
     public Upgrades(ConnectionServices runtime) {
         this.runtime = runtime;
         this.expiryNanos = TimeUnit.MILLISECONDS.toNanos(runtime.config().handshakeMillis());
-        runtime.peers().rendezvous().setUpgradeListener(this);
-        runtime.peers().rendezvous().setHousekeeping(() -> {
+    }
+
+    /** Takes this process's upgrade registrations at {@code rendezvous} (once, as the runtime's start ends). */
+    public void listen(LocalRendezvous rendezvous) {
+        rendezvous.setUpgradeListener(this);
+        rendezvous.setHousekeeping(() -> {
             synchronized (this) {
                 purge();
             }

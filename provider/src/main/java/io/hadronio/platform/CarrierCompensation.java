@@ -30,7 +30,7 @@ import java.lang.invoke.MethodType;
  * 36-48 us with the spin (docs/benchmarks/apps.md).
  */
 public final class CarrierCompensation {
-    private static final Logger LOG = System.getLogger(CarrierCompensation.class.getName());
+    private static final Logger LOG = LazyLogger.of(CarrierCompensation.class);
     private static final String PACKAGE = "jdk.internal.misc";
     private static final String VM_PACKAGE = "jdk.internal.vm";
     // boolean Blocker.begin(), void Blocker.end(boolean); null when out of reach

@@ -5,8 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.hadronio.ucx.WordCalls;
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -34,7 +32,6 @@ import java.nio.channels.spi.SelectorProvider;
  * is turned into a global one in the very next call, as FFM downcalls have no JNI frame.
  */
 public final class JdkInternals {
-    private static final Logger LOG = System.getLogger(JdkInternals.class.getName());
     private static final String PACKAGE = "sun.nio.ch";
     // JNI_VERSION_1_8
     private static final int JNI_VERSION = 0x00010008;
@@ -104,9 +101,6 @@ public final class JdkInternals {
         if (!(open ? base.isOpen(pkg, us) : base.isExported(pkg, us))) {
             throw new IllegalStateException(pkg + " still not " + (open ? "open" : "exported")
                     + "; start the JVM with " + option);
-        }
-        if (LOG.isLoggable(Level.DEBUG)) {
-            LOG.log(Level.DEBUG, method + "(" + pkg + ") done");
         }
     }
 

@@ -42,7 +42,7 @@ public final class VirtualThreadParking {
      */
     public static final long NAP_NANOS = 200_000;
 
-    private static final Logger LOG = System.getLogger(VirtualThreadParking.class.getName());
+    private static final Logger LOG = LazyLogger.of(VirtualThreadParking.class);
     private static final String PACKAGE = "sun.nio.ch";
     private static final BooleanSupplier OPEN = () -> true;
 

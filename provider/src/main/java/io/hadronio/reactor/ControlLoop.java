@@ -1,5 +1,6 @@
 package io.hadronio.reactor;
 
+import io.hadronio.platform.LazyLogger;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -32,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * A pass with nothing to do allocates nothing.
  */
 public final class ControlLoop implements Runnable, Reactor {
-    private static final Logger LOG = System.getLogger(ControlLoop.class.getName());
+    private static final Logger LOG = LazyLogger.of(ControlLoop.class);
     // how long JVM exit waits for closes still in progress (see lingerAtExit)
     private static final long EXIT_LINGER_NANOS = TimeUnit.SECONDS.toNanos(10);
 

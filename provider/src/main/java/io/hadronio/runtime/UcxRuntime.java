@@ -1,5 +1,6 @@
 package io.hadronio.runtime;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.connection.ConnectionControl;
 import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.connection.ConnectionServices;
@@ -12,10 +13,13 @@ import io.hadronio.reactor.ControlLoop;
 import io.hadronio.worker.WorkerGroup;
 
 import io.hadronio.config.HadronioConfig;
+import io.hadronio.connection.LocalAddresses;
+import io.hadronio.connection.LocalStreams;
 import io.hadronio.connection.Peers;
 import io.hadronio.connection.Secret;
 import io.hadronio.platform.HugePagePool;
 import io.hadronio.ucx.Feature;
+import io.hadronio.ucx.Ucx;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxException;
 import io.hadronio.ucx.UcxUnusedKeys;
@@ -29,12 +33,20 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Everything UCX-side one provider owns: the context, the worker groups that
  * connections are spread over, and the control loop. Made once, on first use.
+ *
+ * <p>In two steps. At once, on the caller's thread (the first use of NIO), what every channel
+ * needs and what costs nothing: the configuration, the control loop, the upgrades' table, this
+ * host's addresses. In the background ({@link BackgroundStart}, thread {@code hadronio-start}),
+ * what costs a cold JVM hundreds of milliseconds: loading libucp, the key, the rendezvous, the
+ * local streams, the UCX context and the worker groups ({@link Started}). Until that start has
+ * finished, connections start on the kernel (as every local one does in upgrade mode) and a
+ * client's upgrade waits for it; what needs it at once waits for it ({@link #awaitStarted}): a
+ * listener's bind (it offers the rendezvous), an eager handshake, a connect to a remote network.
+ * If it fails, one WARNING names why, and nothing set up here moves to UCX.
  */
 public final class UcxRuntime implements ConnectionServices {
-    private static final System.Logger LOG = System.getLogger(UcxRuntime.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(UcxRuntime.class);
     private final HadronioConfig config;
-    private final UcxContext context;
-    private final WorkerGroup[] groups;
     private final AtomicInteger nextGroup = new AtomicInteger();
     // connection halves made since start, whoever asked (handshakes, upgrades): see connectionsMade
     private final java.util.concurrent.atomic.AtomicLong connectionsMade = new java.util.concurrent.atomic.AtomicLong();
@@ -45,50 +57,143 @@ public final class UcxRuntime implements ConnectionServices {
     private final UcxHousekeeping housekeeping;
     private final Handshakes handshakes;
     private final SelectorProvider platform;
-    private final Peers peers;
+    // this host's addresses: which destinations are local (no key needed)
+    private final LocalAddresses localAddresses = new LocalAddresses();
     // null unless hadronio.upgrade is on
     private final Upgrades upgrades;
-    // null unless hadronio.upgrade and hadronio.local.stream are on and the directory is usable
-    private final io.hadronio.connection.LocalStreams localStreams;
-    // connections' send and receive areas: huge pages up to hadronio.hugepages, then ordinary ones
-    private final HugePagePool areas;
+    // what the background start makes
+    private final BackgroundStart<Started> start;
 
-    private UcxRuntime(HadronioConfig config, UcxContext context, WorkerGroup[] groups, SelectorProvider platform,
-                       Peers peers) throws IOException {
+    /**
+     * What the runtime's start makes, off the caller's thread: the key's trust ({@code peers},
+     * with the rendezvous), the local streams (null unless {@code hadronio.upgrade} and
+     * {@code hadronio.local.stream} are on and the directory is usable), the UCX context and its
+     * worker groups, and the connections' send and receive areas (huge pages up to
+     * {@code hadronio.hugepages}, then ordinary ones).
+     */
+    private record Started(Peers peers, LocalStreams localStreams, UcxContext context, WorkerGroup[] groups,
+                           HugePagePool areas) {
+    }
+
+    private UcxRuntime(HadronioConfig config, SelectorProvider platform, Secret secret, boolean inline,
+                       java.util.function.Consumer<Throwable> outcome) throws IOException {
         this.config = config;
-        this.context = context;
-        this.groups = groups;
         this.platform = platform;
-        this.peers = peers;
         this.loop = new ControlLoop(platform);
         this.control = new ConnectionControl(loop, this::wakeAll);
         this.housekeeping = new UcxHousekeeping(loop);
         this.handshakes = new Handshakes(this, control);
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
-        this.localStreams = config.upgrade() && config.localStream()
-                ? io.hadronio.connection.LocalStreams.open(platform, config.sendBufferBytes(), peers.secret()) : null;
-        this.areas = new HugePagePool(config.hugePagesBytes());
+        java.util.concurrent.Callable<Started> maker = () -> {
+            try {
+                Started made = make(secret);
+                outcome.accept(null);
+                return made;
+            } catch (Throwable t) {
+                outcome.accept(t);
+                throw t;
+            }
+        };
+        this.start = inline ? BackgroundStart.inline(maker) : BackgroundStart.begin("hadronio-start", maker);
     }
 
-    /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off. */
+    /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off or the start failed. */
     public Upgrades upgrades() {
-        return upgrades;
+        return start.failed() ? null : upgrades;
     }
 
-    /** Unix stream connections between local hadroNIO processes; null when off ({@code hadronio.local.stream}). */
-    public io.hadronio.connection.LocalStreams localStreams() {
-        return localStreams;
+    /**
+     * Unix stream connections between local hadroNIO processes; null when off ({@code hadronio.local.stream}),
+     * and while the start runs: a connection made then uses TCP.
+     */
+    public LocalStreams localStreams() {
+        Started s = start.now();
+        return s == null ? null : s.localStreams();
+    }
+
+    /** True when {@code address} is an address of this host (no wait for the start). */
+    public boolean isLocal(java.net.InetAddress address) {
+        return localAddresses.isLocal(address);
+    }
+
+    /**
+     * Starts a runtime for a provider: the cheap parts at once, the rest in the background. A
+     * value the user configured explicitly is checked here, so that a mistake throws at the
+     * first use of NIO (IllegalArgumentException, naming the property): the key file of
+     * {@code hadronio.secret.file}, and {@code hadronio.ucx.*}, which only UCX can judge, so
+     * with those set the whole start runs here.
+     *
+     * @param outcome told, on the thread that ran the start, of its end: null when it made
+     *                everything, else why it failed (then nothing set up here moves to UCX)
+     * @throws IOException when the control loop cannot be made
+     */
+    public static UcxRuntime launch(HadronioConfig config, SelectorProvider platform,
+                                    java.util.function.Consumer<Throwable> outcome) throws IOException {
+        Secret secret = System.getProperty("hadronio.secret.file") != null ? loadSecret(config) : null;
+        UcxRuntime r = new UcxRuntime(config, platform, secret, !config.ucx().isEmpty(), outcome);
+        if (r.start.failure() instanceof IllegalArgumentException e) {
+            throw e;
+        }
+        return r;
     }
 
     /**
      * Creates the UCX context (with the {@code hadronio.ucx.*} pass-through configuration)
-     * and the worker groups.
+     * and the worker groups, and returns once they are there (tests: a runtime to use at once).
+     *
+     * @throws IOException naming what failed
      */
     public static UcxRuntime start(HadronioConfig config, SelectorProvider platform) throws IOException {
+        UcxRuntime r = new UcxRuntime(config, platform, null, true, failure -> { });
+        Throwable t = r.start.failure();
+        if (t instanceof IOException e) {
+            throw e;
+        } else if (t instanceof RuntimeException e) {
+            throw e;
+        } else if (t instanceof Error e) {
+            throw e;
+        } else if (t != null) {
+            throw new IOException(t);
+        }
+        return r;
+    }
+
+    @Override
+    public boolean started() {
+        return start.now() != null;
+    }
+
+    @Override
+    public boolean startFailed() {
+        return start.failed();
+    }
+
+    /**
+     * Waits for the start to end (it is not interruptible: an interrupt stays set); true when
+     * it made everything, false when it failed.
+     */
+    public boolean awaitStarted() {
+        return start.await() != null;
+    }
+
+    /** Why the start failed (for the provider's log and tests); null unless it did. */
+    public Throwable startFailure() {
+        return start.failure();
+    }
+
+    /** The parts the start made; throws when asked before it finished (a caller must wait or check first). */
+    private Started parts() {
+        Started s = start.now();
+        if (s == null) {
+            throw new IllegalStateException("the runtime has not started", start.failure());
+        }
+        return s;
+    }
+
+    private static Secret loadSecret(HadronioConfig config) throws IOException {
         // the key first: without it no peer can be trusted, and there is no point in UCX
-        Secret secret;
         try {
-            secret = Secret.load(config.secretFile());
+            return Secret.load(config.secretFile());
         } catch (IOException e) {
             if (System.getProperty("hadronio.secret.file") != null) {
                 // configured explicitly: a mistake to report, not a reason to run slower
@@ -97,7 +202,15 @@ public final class UcxRuntime implements ConnectionServices {
             }
             throw new IOException("no key to authenticate peers: " + e.getMessage(), e);
         }
-        Peers peers = new Peers(config, secret);
+    }
+
+    /** The start: everything that costs time, in the order it depends on (background thread, or inline). */
+    private Started make(Secret given) throws IOException {
+        Ucx.ensureAvailable();
+        Secret secret = given != null ? given : loadSecret(config);
+        Peers peers = new Peers(config, localAddresses, secret);
+        LocalStreams localStreams = config.upgrade() && config.localStream()
+                ? LocalStreams.open(platform, config.sendBufferBytes(), secret) : null;
         // a peer that dies is reported, not fatal, on shared memory too (docs/crash-isolation.md);
         // hadronio.ucx.* below may override the settings this makes
         UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.WAKEUP).name("hadronio")
@@ -130,7 +243,10 @@ public final class UcxRuntime implements ConnectionServices {
                 return g;
             }, unused);
             warnUnused(config, unused);
-            return new UcxRuntime(config, context, groups, platform, peers);
+            if (upgrades != null) {
+                upgrades.listen(peers.rendezvous());
+            }
+            return new Started(peers, localStreams, context, groups, new HugePagePool(config.hugePagesBytes()));
         } catch (UcxException | RuntimeException e) {
             context.close();
             throw e;
@@ -180,13 +296,13 @@ public final class UcxRuntime implements ConnectionServices {
      */
     @Override
     public String endpointProfile() {
-        return context.endpointProfile(io.hadronio.ucx.ErrorMode.PEER) + "+bulk";
+        return parts().context().endpointProfile(io.hadronio.ucx.ErrorMode.PEER) + "+bulk";
     }
 
-    /** Who is accelerated: the key, the local rendezvous, the configured remote networks. */
+    /** Who is accelerated: the key, the local rendezvous, the configured remote networks (once {@link #started()}). */
     @Override
     public Peers peers() {
-        return peers;
+        return parts().peers();
     }
 
     /** What connections have the control thread do for them. */
@@ -200,14 +316,25 @@ public final class UcxRuntime implements ConnectionServices {
         return handshakes;
     }
 
-    /** The worker groups; a selector sleeps on all of their event fds. */
+    /**
+     * The worker groups; a selector sleeps on all of their event fds. Null while the start runs,
+     * empty once it failed (no wait).
+     */
     public WorkerGroup[] groups() {
-        return groups.clone();
+        Started s = start.now();
+        if (s != null) {
+            return s.groups().clone();
+        }
+        return start.failed() ? new WorkerGroup[0] : null;
     }
 
     /** Wakes every thread and selector sleeping on any worker. */
     public void wakeAll() {
-        for (WorkerGroup g : groups) {
+        Started s = start.now();
+        if (s == null) {
+            return;
+        }
+        for (WorkerGroup g : s.groups()) {
             g.wakeSleepers();
         }
     }
@@ -222,13 +349,18 @@ public final class UcxRuntime implements ConnectionServices {
      * handshakes in progress on it ({@code control.handshakes}). With
      * no connection open and none closing, all but the upcall targets (the workers' own),
      * the retained memory and the cumulative {@code control.accelerated.total} are 0. Not
-     * for hot paths: takes every worker's lock and asks the control thread.
+     * for hot paths: takes every worker's lock and asks the control thread, and waits for the
+     * start; empty when it failed.
      */
     public Map<String, Long> resources() {
+        if (!awaitStarted()) {
+            return Map.of();
+        }
+        Started started = parts();
         Map<String, Long> counts = new java.util.TreeMap<>();
         long requests = 0;
         long endpoints = 0;
-        for (WorkerGroup g : groups) {
+        for (WorkerGroup g : started.groups()) {
             g.lock.lock();
             try {
                 if (g.worker().isOpen()) {
@@ -245,8 +377,8 @@ public final class UcxRuntime implements ConnectionServices {
         counts.put("connections.memory", (long) ConnectionMemory.memoryLive());
         counts.put("connections.memory.bytes", ConnectionMemory.memoryBytes());
         counts.put("connections.memory.retained", (long) ConnectionMemory.memoryRetained());
-        counts.put("connections.memory.hugepages.bytes", areas.mappedBytes());
-        counts.put("rendezvous.expected", (long) peers.rendezvous().expectedRegistrations());
+        counts.put("connections.memory.hugepages.bytes", started.areas().mappedBytes());
+        counts.put("rendezvous.expected", (long) started.peers().rendezvous().expectedRegistrations());
         counts.putAll(loop.counts());
         counts.put("control.accelerated.total", control.accelerated());
         counts.put("control.handshakes", (long) handshakes.inProgress());
@@ -255,6 +387,7 @@ public final class UcxRuntime implements ConnectionServices {
 
     @Override
     public WorkerGroup nextGroup() {
+        WorkerGroup[] groups = parts().groups();
         return groups[Math.floorMod(nextGroup.getAndIncrement(), groups.length)];
     }
 
@@ -262,7 +395,7 @@ public final class UcxRuntime implements ConnectionServices {
     @Override
     public Connection newHalf(ConnectionLifecycle life, WorkerGroup group) throws UcxException {
         connectionsMade.incrementAndGet();
-        return new Connection(life, group, housekeeping, areas, config.sliceSize(), config.sliceCount(),
+        return new Connection(life, group, housekeeping, parts().areas(), config.sliceSize(), config.sliceCount(),
                 config.sendBufferBytes());
     }
 
