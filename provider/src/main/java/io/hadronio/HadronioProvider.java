@@ -32,9 +32,11 @@ import java.util.Objects;
  * <p>Enable with {@code -Djava.nio.channels.spi.SelectorProvider=io.hadronio.HadronioProvider}
  * and {@code hadronio.jar} on the class path. The configuration is read and validated
  * here, at the first use of NIO: a bad value throws (the JDK reports it as a
- * {@code ServiceConfigurationError}) with a message naming the property. If UCX cannot
- * be loaded or initialised, one WARNING is logged (through {@link System.Logger}, as is
- * everything hadroNIO logs) and every channel comes from the JDK's provider: the
+ * {@code ServiceConfigurationError}) with a message naming the property. UCX itself starts
+ * in the background ({@link UcxRuntime}): the first {@code connect} never waits for it, and
+ * its connection moves to UCX later. If UCX cannot be loaded or initialised, one WARNING is
+ * logged (through {@link System.Logger}, as is everything hadroNIO logs) and every channel
+ * from then on comes from the JDK's provider (those made before stay on the kernel): the
  * application keeps running, unaccelerated.
  */
 public class HadronioProvider extends SelectorProvider {
@@ -53,9 +55,17 @@ public class HadronioProvider extends SelectorProvider {
 
     /** A provider with its own configuration (tests: a second provider with another key). */
     public HadronioProvider(HadronioConfig config) {
+        this(config, () -> { });
+    }
+
+    /**
+     * A provider whose runtime's start runs {@code beforeStart} first, on its own thread (tests:
+     * one that blocks holds the start, one that throws makes it fail).
+     */
+    HadronioProvider(HadronioConfig config, Runnable beforeStart) {
         this.config = config;
         this.platform = JdkInternals.platformProvider();
-        this.runtime = config.enabled() ? launchUcx(config, platform) : null;
+        this.runtime = config.enabled() ? launchUcx(config, platform, beforeStart) : null;
         if (!config.enabled()) {
             info("hadroNIO " + version() + " disabled (hadronio.enabled=false): using the JDK's provider");
         }
@@ -67,7 +77,7 @@ public class HadronioProvider extends SelectorProvider {
      * ends: one INFO line naming UCX, or one WARNING naming why every channel from now on is
      * the JDK's.
      */
-    private static UcxRuntime launchUcx(HadronioConfig config, SelectorProvider platform) {
+    private static UcxRuntime launchUcx(HadronioConfig config, SelectorProvider platform, Runnable beforeStart) {
         try {
             return UcxRuntime.launch(config, platform, failure -> {
                 if (failure == null) {
@@ -79,7 +89,7 @@ public class HadronioProvider extends SelectorProvider {
                     warn("hadroNIO: cannot accelerate (" + failure.getMessage()
                             + "); running unaccelerated on the JDK's provider");
                 }
-            });
+            }, beforeStart);
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException | IOException | LinkageError e) {

@@ -30,6 +30,9 @@ public interface ConnectionServices {
     /** True once the runtime's start has failed: nothing set up here ever moves to UCX (no wait). */
     boolean startFailed();
 
+    /** Something here wants UCX: the runtime's start runs now if it has not (no wait). */
+    void requestStart();
+
     /** What connections have the control thread do for them. */
     ConnectionControl control();
 

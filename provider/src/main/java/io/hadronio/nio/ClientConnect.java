@@ -66,6 +66,7 @@ final class ClientConnect {
     /** @param timeoutMillis the socket adaptor's connect timeout (blocking only), 0: none */
     boolean connect(InetSocketAddress isa, int timeoutMillis) throws IOException {
         life.beginConnect();
+        runtime.connecting();
         long rendezvousDeadline = System.nanoTime()
                 + TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
         Upgrades upgrades = runtime.upgrades();

@@ -179,6 +179,9 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         }
         if (runtime.startFailed()) {
             armed = false;
+        } else {
+            // this connection wants UCX: the start need not wait for a pause in connects
+            runtime.requestStart();
         }
         return false;
     }

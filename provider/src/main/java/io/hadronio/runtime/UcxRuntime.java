@@ -38,14 +38,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * needs and what costs nothing: the configuration, the control loop, the upgrades' table, this
  * host's addresses. In the background ({@link BackgroundStart}, thread {@code hadronio-start}),
  * what costs a cold JVM hundreds of milliseconds: loading libucp, the key, the rendezvous, the
- * local streams, the UCX context and the worker groups ({@link Started}). Until that start has
- * finished, connections start on the kernel (as every local one does in upgrade mode) and a
- * client's upgrade waits for it; what needs it at once waits for it ({@link #awaitStarted}): a
+ * local streams, the UCX context and the worker groups ({@link Started}). That start runs once
+ * the JVM's first connects have paused (at the latest a second after the provider was made), or
+ * at once when something needs it. Until it has finished, connections start on the kernel (as
+ * every local one does in upgrade mode) and a client's upgrade that is due requests it and waits
+ * for it ({@link #requestStart}); what needs it at once waits for it ({@link #awaitStarted}): a
  * listener's bind (it offers the rendezvous), an eager handshake, a connect to a remote network.
  * If it fails, one WARNING names why, and nothing set up here moves to UCX.
  */
 public final class UcxRuntime implements ConnectionServices {
     private static final System.Logger LOG = LazyLogger.of(UcxRuntime.class);
+    // the start runs once connects paused this long (unless something needs it sooner: a due
+    // upgrade, a bind, an eager handshake), at the latest this long after the provider was made
+    private static final long START_QUIET_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long START_LATEST_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
     private final HadronioConfig config;
     private final AtomicInteger nextGroup = new AtomicInteger();
     // connection halves made since start, whoever asked (handshakes, upgrades): see connectionsMade
@@ -76,7 +82,7 @@ public final class UcxRuntime implements ConnectionServices {
     }
 
     private UcxRuntime(HadronioConfig config, SelectorProvider platform, Secret secret, boolean inline,
-                       java.util.function.Consumer<Throwable> outcome) throws IOException {
+                       java.util.function.Consumer<Throwable> outcome, Runnable beforeStart) throws IOException {
         this.config = config;
         this.platform = platform;
         this.loop = new ControlLoop(platform);
@@ -86,6 +92,7 @@ public final class UcxRuntime implements ConnectionServices {
         this.upgrades = config.upgrade() ? new Upgrades(this) : null;
         java.util.concurrent.Callable<Started> maker = () -> {
             try {
+                beforeStart.run();
                 Started made = make(secret);
                 outcome.accept(null);
                 return made;
@@ -94,7 +101,8 @@ public final class UcxRuntime implements ConnectionServices {
                 throw t;
             }
         };
-        this.start = inline ? BackgroundStart.inline(maker) : BackgroundStart.begin("hadronio-start", maker);
+        this.start = inline ? BackgroundStart.inline(maker)
+                : BackgroundStart.begin("hadronio-start", START_QUIET_NANOS, START_LATEST_NANOS, maker);
     }
 
     /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off or the start failed. */
@@ -129,8 +137,19 @@ public final class UcxRuntime implements ConnectionServices {
      */
     public static UcxRuntime launch(HadronioConfig config, SelectorProvider platform,
                                     java.util.function.Consumer<Throwable> outcome) throws IOException {
+        return launch(config, platform, outcome, () -> { });
+    }
+
+    /**
+     * {@link #launch(HadronioConfig, SelectorProvider, java.util.function.Consumer)} with a step
+     * that runs first on the start's thread (a seam for tests: one that blocks holds the start, one
+     * that throws makes it fail).
+     */
+    public static UcxRuntime launch(HadronioConfig config, SelectorProvider platform,
+                                    java.util.function.Consumer<Throwable> outcome, Runnable beforeStart)
+            throws IOException {
         Secret secret = System.getProperty("hadronio.secret.file") != null ? loadSecret(config) : null;
-        UcxRuntime r = new UcxRuntime(config, platform, secret, !config.ucx().isEmpty(), outcome);
+        UcxRuntime r = new UcxRuntime(config, platform, secret, !config.ucx().isEmpty(), outcome, beforeStart);
         if (r.start.failure() instanceof IllegalArgumentException e) {
             throw e;
         }
@@ -144,7 +163,7 @@ public final class UcxRuntime implements ConnectionServices {
      * @throws IOException naming what failed
      */
     public static UcxRuntime start(HadronioConfig config, SelectorProvider platform) throws IOException {
-        UcxRuntime r = new UcxRuntime(config, platform, null, true, failure -> { });
+        UcxRuntime r = new UcxRuntime(config, platform, null, true, failure -> { }, () -> { });
         Throwable t = r.start.failure();
         if (t instanceof IOException e) {
             throw e;
@@ -161,6 +180,16 @@ public final class UcxRuntime implements ConnectionServices {
     @Override
     public boolean started() {
         return start.now() != null;
+    }
+
+    @Override
+    public void requestStart() {
+        start.request();
+    }
+
+    /** A client connects: the start waits for a pause in connects ({@link BackgroundStart#activity}). */
+    public void connecting() {
+        start.activity();
     }
 
     @Override
