@@ -9,6 +9,7 @@ import io.hadronio.app.jgroups.JGroupsCommand;
 import io.hadronio.app.load.LoadCommand;
 import io.hadronio.app.machine.MachineCommand;
 import io.hadronio.app.netty.NettyCommand;
+import io.hadronio.app.probe.ProbeCommand;
 import io.hadronio.app.ucx.UcxCommand;
 import io.hadronio.ucx.Ucx;
 import picocli.CommandLine;
@@ -27,7 +28,7 @@ import picocli.CommandLine.Spec;
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
         subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class,
             GrpcCommand.class, JettyCommand.class, JGroupsCommand.class, LoadCommand.class, EvaluateCommand.class,
-            MachineCommand.class,
+            MachineCommand.class, ProbeCommand.class,
             CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec
