@@ -105,7 +105,10 @@ public final class UcxRuntime implements ConnectionServices {
                 : BackgroundStart.begin("hadronio-start", START_QUIET_NANOS, START_LATEST_NANOS, maker);
     }
 
-    /** Where local connections start moving to UCX after they opened as plain TCP; null when {@code hadronio.upgrade} is off or the start failed. */
+    /**
+     * Where local connections start moving to UCX after they opened as plain TCP; null when
+     * {@code hadronio.upgrade} is off or the start failed.
+     */
     public Upgrades upgrades() {
         return start.failed() ? null : upgrades;
     }
