@@ -1,11 +1,11 @@
 package io.hadronio;
 
-import io.hadronio.platform.LazyLogger;
 import io.hadronio.config.HadronioConfig;
 
 import io.hadronio.nio.HadronioServerSocketChannel;
 import io.hadronio.nio.HadronioSocketChannel;
 import io.hadronio.platform.JdkInternals;
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.runtime.UcxRuntime;
 import io.hadronio.ucx.Ucx;
 import java.io.IOException;
@@ -179,7 +179,10 @@ public class HadronioProvider extends SelectorProvider {
         if (!usable()) {
             return platform.openSocketChannel();
         }
-        return new HadronioSocketChannel(this, runtime);
+        HadronioSocketChannel c = new HadronioSocketChannel(this, runtime);
+        // a connect follows: the runtime's start waits for a pause in them, counted from here
+        runtime.connecting();
+        return c;
     }
 
     @Override
@@ -188,7 +191,9 @@ public class HadronioProvider extends SelectorProvider {
         if (!usable() || family == StandardProtocolFamily.UNIX) {
             return platform.openSocketChannel(family);
         }
-        return new HadronioSocketChannel(this, runtime, family);
+        HadronioSocketChannel c = new HadronioSocketChannel(this, runtime, family);
+        runtime.connecting();
+        return c;
     }
 
     @Override

@@ -1,12 +1,12 @@
 package io.hadronio.connection;
 
-import io.hadronio.platform.LazyLogger;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import io.hadronio.connection.LifecycleTable.Event;
+import io.hadronio.platform.LazyLogger;
 
 import static io.hadronio.connection.LifecycleTable.*;
 

@@ -1,9 +1,9 @@
 package io.hadronio.connection;
 
-import io.hadronio.platform.LazyLogger;
 import static io.hadronio.connection.RendezvousMessages.*;
 
 import io.hadronio.platform.EventFd;
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.platform.PollSet;
 import io.hadronio.platform.UnixSeqpacket;
 import java.io.IOException;

@@ -1,8 +1,8 @@
 package io.hadronio.connection;
 
-import io.hadronio.platform.LazyLogger;
 import static io.hadronio.connection.RendezvousMessages.normalize;
 
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.platform.UnixSeqpacket;
 import java.io.IOException;
 import java.net.Inet4Address;

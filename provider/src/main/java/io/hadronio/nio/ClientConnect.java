@@ -67,8 +67,6 @@ final class ClientConnect {
     boolean connect(InetSocketAddress isa, int timeoutMillis) throws IOException {
         life.beginConnect();
         runtime.connecting();
-        long rendezvousDeadline = System.nanoTime()
-                + TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
         Upgrades upgrades = runtime.upgrades();
         boolean local = runtime.isLocal(isa.getAddress());
         if (upgrades != null && local) {
@@ -88,6 +86,10 @@ final class ClientConnect {
             goPlain.run();
             return connectPlain(isa, timeoutMillis);
         }
+        // counted from here, not from the connect's start: the wait for the runtime's start (seconds
+        // on a loaded machine) would have spent it, and the connection gone plain
+        long rendezvousDeadline = System.nanoTime()
+                + TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
         boolean accelerate;
         try {
             accelerate = runtime.peers().accelerateTo(isa, kernel::boundForRendezvous, rendezvousDeadline);

@@ -111,13 +111,15 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
 
     @Override
     public ServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
+        // before the kernel listens: a local client that connects from then on finds the
+        // rendezvous (the runtime's start makes it), or its upgrade would find none and stay
+        // plain. Not under stateLock: a close must not wait for the start
+        boolean started = runtime.awaitStarted();
         synchronized (stateLock) {
             if (!isOpen()) {
                 throw new ClosedChannelException();
             }
-            // before the kernel listens: a local client that connects from then on finds the
-            // rendezvous (the runtime's start makes it), or its upgrade would find none and stay plain
-            runtimeStarted = runtime.awaitStarted();
+            runtimeStarted = started;
             tcp.bind(local, backlog < 1 ? DEFAULT_BACKLOG : backlog);
             tcp.configureBlocking(false);
             int listenerFd = PlatformChannels.fd(tcp);

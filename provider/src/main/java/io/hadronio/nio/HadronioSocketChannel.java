@@ -209,6 +209,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         } finally {
             writeLock.unlock();
             readLock.unlock();
+            // the runtime's start waits for a pause after the last connect, counted from its end
+            runtime.connecting();
         }
     }
 

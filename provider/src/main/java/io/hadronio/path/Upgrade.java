@@ -1,6 +1,5 @@
 package io.hadronio.path;
 
-import io.hadronio.platform.LazyLogger;
 import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.connection.ConnectionServices;
 import io.hadronio.connection.SwitchSession;
@@ -8,6 +7,7 @@ import io.hadronio.connection.UcxHalf;
 
 import io.hadronio.connection.HandshakeMessages;
 import io.hadronio.connection.UpgradeSession;
+import io.hadronio.platform.LazyLogger;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;

@@ -1,6 +1,5 @@
 package io.hadronio.runtime;
 
-import io.hadronio.platform.LazyLogger;
 import io.hadronio.connection.ConnectionControl;
 import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.connection.ConnectionServices;
@@ -9,6 +8,7 @@ import io.hadronio.path.Connection;
 import io.hadronio.path.ConnectionMemory;
 import io.hadronio.path.UcxHousekeeping;
 import io.hadronio.path.Upgrades;
+import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.ControlLoop;
 import io.hadronio.worker.WorkerGroup;
 
@@ -190,7 +190,7 @@ public final class UcxRuntime implements ConnectionServices {
         start.request();
     }
 
-    /** A client connects: the start waits for a pause in connects ({@link BackgroundStart#activity}). */
+    /** A client connects (at its start and end): the start waits for a pause in connects ({@link BackgroundStart#activity}). */
     public void connecting() {
         start.activity();
     }
