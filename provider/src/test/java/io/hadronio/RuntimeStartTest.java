@@ -207,6 +207,71 @@ class RuntimeStartTest {
         }
     }
 
+    /** One round trip through the echo, non-blocking, waiting on {@code selector} (at most 10 s per wait). */
+    private static void selectedRoundTrip(java.nio.channels.Selector selector, SocketChannel c, int n, byte fill)
+            throws Exception {
+        ByteBuffer out = ByteBuffer.allocate(n);
+        while (out.hasRemaining()) {
+            out.put(fill);
+        }
+        out.flip();
+        ByteBuffer in = ByteBuffer.allocate(n);
+        java.nio.channels.SelectionKey key = c.keyFor(selector);
+        while (in.hasRemaining()) {
+            if (out.hasRemaining()) {
+                c.write(out);
+            }
+            key.interestOps(out.hasRemaining()
+                    ? java.nio.channels.SelectionKey.OP_READ | java.nio.channels.SelectionKey.OP_WRITE
+                    : java.nio.channels.SelectionKey.OP_READ);
+            selector.selectedKeys().clear();
+            int ready = selector.select(10_000);
+            int got = c.read(in);
+            assertTrue(got >= 0, "the echo ended early");
+            assertTrue(ready > 0 || got > 0, "the selector saw nothing within 10 s");
+        }
+        in.flip();
+        while (in.hasRemaining()) {
+            assertEquals(fill, in.get());
+        }
+    }
+
+    @Test
+    void shouldSelectAConnectionThatMovesToUcxWithASelectorMadeBeforeTheStart() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        HadronioProvider held = heldProvider(gate, null);
+        try (ServerSocketChannel listener = server.openServerSocketChannel();
+             java.nio.channels.Selector selector = held.openSelector()) {
+            listener.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = held.openSocketChannel()) {
+                client.connect(listener.getLocalAddress());
+                CompletableFuture<Long> echo = echo(listener.accept());
+                client.configureBlocking(false);
+                client.register(selector, java.nio.channels.SelectionKey.OP_READ);
+                for (int i = 0; i < 20; i++) {
+                    selectedRoundTrip(selector, client, 1000, (byte) i);
+                }
+                assertFalse(started(client), "the selector and the connection did not wait for the start");
+                gate.countDown();
+                assertTrue(held.isAccelerated());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                int trips = 20;
+                while (!transport(client).startsWith("ucx:") && System.nanoTime() - deadline < 0) {
+                    selectedRoundTrip(selector, client, 1000, (byte) trips++);
+                }
+                assertTrue(transport(client).startsWith("ucx:"), "moved to UCX: " + transport(client));
+                // on UCX now: the selector (made before the workers existed) must wake on its messages
+                for (int i = 0; i < 200; i++) {
+                    selectedRoundTrip(selector, client, 1000, (byte) (trips++));
+                }
+                client.shutdownOutput();
+                assertEquals(trips * 1000L, echo.get(30, TimeUnit.SECONDS));
+            }
+        } finally {
+            gate.countDown();
+        }
+    }
+
     @Test
     void shouldLeaveEveryConnectionOnTheKernelWhenTheStartFails() throws Exception {
         List<LogRecord> warnings = new CopyOnWriteArrayList<>();
