@@ -6,7 +6,7 @@ import java.util.ResourceBundle;
  * A {@link System.Logger} that asks {@link System#getLogger} for the real one only when
  * something is logged (or asked whether it would be). Why: the first {@code System.getLogger}
  * of a JVM looks for a {@code LoggerFinder} service on the whole class path and starts the
- * logging backend, 50 ms with a short class path and 330-410 ms with the app's (measured,
+ * logging backend, 50-65 ms with a short class path and 330-410 ms with the app's (measured,
  * docs/benchmarks/connections.md, "The first connection"); as a class's static logger, that
  * cost came with the class, in front of the JVM's first {@code connect}, although nothing was
  * logged.
