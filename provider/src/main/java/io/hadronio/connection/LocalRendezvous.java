@@ -453,6 +453,8 @@ public final class LocalRendezvous {
         NO_LISTENER,
         /** the name's process belongs to another user */
         OTHER_USER,
+        /** the listener's backlog stayed full until the deadline */
+        BUSY,
         /** no valid challenge came (the session ended, timed out or sent something else) */
         NO_CHALLENGE,
         /** binding the connecting socket failed */
@@ -484,12 +486,34 @@ public final class LocalRendezvous {
         return tryRegister(destination, bind, deadline) == Outcome.REGISTERED;
     }
 
+    /**
+     * Connects to a rendezvous name; a listener whose backlog is full (many clients connect at
+     * once) is asked again after a pause that doubles from 1 ms up to 16 ms, until
+     * {@code deadline}: it is there, and a connection that gave up on it would stay plain.
+     */
+    private static UnixSeqpacket connectUnlessBusyUntil(String name, long deadline) throws IOException {
+        long pause = 1_000_000;
+        while (true) {
+            try {
+                return UnixSeqpacket.connect(name);
+            } catch (UnixSeqpacket.BacklogFullException e) {
+                if (System.nanoTime() + pause - deadline >= 0) {
+                    throw e;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(pause);
+                pause = Math.min(2 * pause, 16_000_000);
+            }
+        }
+    }
+
     /** {@link #register}, saying why a registration did not happen. */
     public Outcome tryRegister(InetSocketAddress destination, java.util.concurrent.Callable<InetSocketAddress> bind,
                                long deadline) throws IOException {
         UnixSeqpacket s;
         try {
-            s = UnixSeqpacket.connect(RendezvousListeners.name(destination.getPort()));
+            s = connectUnlessBusyUntil(RendezvousListeners.name(destination.getPort()), deadline);
+        } catch (UnixSeqpacket.BacklogFullException e) {
+            return Outcome.BUSY;
         } catch (IOException e) {
             return Outcome.NO_LISTENER;
         }

@@ -76,6 +76,13 @@ public final class RendezvousListeners {
     private static final Map<Integer, RendezvousListeners> NAMES = new ConcurrentHashMap<>();
     private static final Object NAME_LOCK = new Object();
 
+    // the listen(2) backlog of a port's name (the kernel caps it at net.core.somaxconn). A client
+    // starts the upgrades of all its connections at once when they all start carrying traffic at
+    // once (1,000 of them, each at its second write): 128 left most of them refused and plain.
+    // A client retries a full backlog (UpgradeSessions), so the size only spares retries. Tests
+    // set it small, so that a wave of upgrades meets a full backlog
+    static volatile int backlog = 4096;
+
     private final Owner rendezvous;
     // port -> its abstract socket; guarded by itself
     private final Map<Integer, Listener> listeners = new HashMap<>();
@@ -120,11 +127,11 @@ public final class RendezvousListeners {
      */
     private boolean bindName(Listener l) {
         try {
-            UnixSeqpacket s = UnixSeqpacket.listen(name(l.port), 128);
+            UnixSeqpacket s = UnixSeqpacket.listen(name(l.port), backlog);
             if (s == null) {
                 RendezvousListeners owner = NAMES.get(l.port);
                 if (owner != null && owner != this && owner.giveUpName(l.port)) {
-                    s = UnixSeqpacket.listen(name(l.port), 128);
+                    s = UnixSeqpacket.listen(name(l.port), backlog);
                 }
             }
             if (s == null) {

@@ -33,6 +33,14 @@ public final class UpgradeSession {
         /** Client: the session's socket exists (before anything is sent on it); {@link #shutdownNow} may end it. */
         default void onStart(UpgradeSession session) {
         }
+
+        /**
+         * Client: the listener's rendezvous exists but had no room for the session (its backlog
+         * was full: the connections before ours, a wave of upgrades, are not accepted yet). No
+         * session began, and neither {@code onStart} nor {@code onEnd} follows; the handler may
+         * ask again ({@link LocalRendezvous#upgrade}) or give up.
+         */
+        void onListenerBusy();
     }
 
     /**

@@ -165,6 +165,10 @@ final class UpgradeSessions implements UpgradeSession.Owner {
                 s.close();
                 s = null;
             }
+        } catch (UnixSeqpacket.BacklogFullException e) {
+            // a listener of ours, busy: not a reason to stay plain for good
+            h.onListenerBusy();
+            return;
         } catch (IOException e) {
             s = null;
         }

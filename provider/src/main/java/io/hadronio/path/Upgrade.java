@@ -80,6 +80,11 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     private InetSocketAddress destination;
     private InetSocketAddress bound;
     private long dueAt;
+    // client: when a try to open the session first found the server's rendezvous busy, and the
+    // pause before the next try (onListenerBusy; rendezvous thread)
+    private boolean busy;
+    private long busySince;
+    private long retryPauseNanos;
     // client: the upgrade waits for its first read or write after dueAt
     private volatile boolean armed;
     // client: the runtime's start had finished when due() last asked (set once; a plain field:
@@ -209,6 +214,32 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     }
 
     // ---- session events (rendezvous thread) ------------------------------------------------------
+
+    /**
+     * Client: the server's rendezvous had no room for our session (a wave of upgrades filled its
+     * backlog). Not a refusal: the upgrade is due again after a pause that doubles from 1 ms up
+     * to 64 ms, and begins at the connection's next operation then, as it did at first. A
+     * rendezvous busy for a whole handshake timeout is given up on, and the connection stays
+     * plain, as the server's side does by then (it waits that long for the session). Regression:
+     * UpgradeWaveTest (most of 1,000 connections that started their upgrades at once stayed plain).
+     */
+    @Override
+    public void onListenerBusy() {
+        long now = System.nanoTime();
+        if (!busy) {
+            busy = true;
+            busySince = now;
+        }
+        if (closeRequested || life.state() != ConnectionLifecycle.OPEN
+                || now - busySince > runtime.config().handshakeMillis() * 1_000_000L) {
+            onEnd("the server's rendezvous stayed busy");
+            return;
+        }
+        retryPauseNanos = Math.min(Math.max(2 * retryPauseNanos, 1_000_000L), 64_000_000L);
+        dueAt = now + retryPauseNanos;
+        // (the volatile write publishes dueAt to the thread that pokes)
+        armed = true;
+    }
 
     @Override
     public void onStart(UpgradeSession s) {

@@ -170,6 +170,8 @@ public final class UnixSeqpacket implements AutoCloseable {
      * belongs to the calling thread.
      *
      * @return the connected socket, or null when nobody accepts connections on that name
+     * @throws BacklogFullException someone listens, but its backlog is full: it has not
+     *         accepted the connections before ours yet (a wave of them); a later try may get in
      */
     public static UnixSeqpacket connect(String name) throws IOException {
         // most connects find nobody (the peer is a plain server): a socket whose connect
@@ -213,9 +215,20 @@ public final class UnixSeqpacket implements AutoCloseable {
         }
         closeFd(fd);
         if (e == EAGAIN || e == EINPROGRESS) {
-            return null;
+            // (a non-blocking AF_UNIX connect fails with EAGAIN only when the listener's backlog is full)
+            throw new BacklogFullException(name);
         }
         throw new IOException("connect(@" + name + "): errno " + e);
+    }
+
+    /**
+     * A {@link #connect} that found a listener whose backlog is full: not "nobody listens",
+     * which a caller takes for good, but "not now".
+     */
+    public static final class BacklogFullException extends IOException {
+        BacklogFullException(String name) {
+            super("connect(@" + name + "): the listener's backlog is full");
+        }
     }
 
     // unconnected sockets whose connect failed, for the next connect (bounded, any thread)

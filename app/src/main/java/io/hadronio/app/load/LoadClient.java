@@ -2,6 +2,7 @@ package io.hadronio.app.load;
 
 import io.hadronio.app.LatencySummary;
 import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.Transports;
 import io.hadronio.app.blocking.Endpoints;
 import java.io.EOFException;
 import java.io.IOException;
@@ -10,8 +11,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.List;
 
 /**
  * The load mode's client: {@code connections} connections on one Selector, each sending a
@@ -73,8 +76,11 @@ final class LoadClient implements AutoCloseable {
         }
     }
 
-    /** What one load run measured; {@code latency} is null when no request was answered in the window. */
-    record Outcome(LatencySummary latency, long completed, double seconds, String transport) {
+    /**
+     * What one load run measured; {@code latency} is null when no request was answered in the
+     * window; {@code paths} counts the connections on each path at its end ({@link #paths()}).
+     */
+    record Outcome(LatencySummary latency, long completed, double seconds, String transport, String paths) {
     }
 
     /**
@@ -166,7 +172,21 @@ final class LoadClient implements AutoCloseable {
             }
         }
         String transport = Endpoints.transport(channels[0]);
-        return new Outcome(count == 0 ? null : LatencySummary.of(Arrays.copyOf(times, count)), count, seconds, transport);
+        return new Outcome(count == 0 ? null : LatencySummary.of(Arrays.copyOf(times, count)), count, seconds, transport,
+                paths());
+    }
+
+    /**
+     * Every connection's path with how many took it ({@code ucx:cma,sysv(1000)},
+     * {@code tcp(3)+ucx:cma,sysv(997)}): a connection still on its kernel socket after the
+     * closed-loop warm-up has not finished its move to UCX.
+     */
+    private String paths() {
+        List<String> paths = new ArrayList<>(channels.length);
+        for (SocketChannel c : channels) {
+            paths.add(Transports.path(c));
+        }
+        return Transports.summary(paths);
     }
 
     int length() {

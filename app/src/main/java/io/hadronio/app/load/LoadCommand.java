@@ -105,8 +105,8 @@ public final class LoadCommand implements Callable<Integer> {
                 mode, connections, rate, achieved, o.latency() == null ? "no answer" : o.latency().describe(),
                 o.transport(), provider);
         System.out.printf(Locale.ROOT, "RESULT kind=load-%s provider=%s connections=%d length=%d offered_per_s=%.0f "
-                + "achieved_per_s=%.0f messages=%d %s transports=%s%n", mode, provider, connections, length, rate,
-                achieved, o.completed(), latency, o.transport());
+                + "achieved_per_s=%.0f messages=%d %s transports=%s paths=%s%n", mode, provider, connections, length, rate,
+                achieved, o.completed(), latency, o.transport(), o.paths());
         System.out.flush();
         return achieved;
     }
