@@ -59,8 +59,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threads: one rendezvous thread ({@code hadronio-rendezvous}) polls every socket here and
  * runs its pass in a fixed order: queued tasks ({@link #execute}), name retries, one poll,
- * then new clients (a CHALLENGE each), their REGISTERs, upgrade sessions, expiry,
- * housekeeping. The incoming clients' sessions are that thread's alone, and so are the
+ * then new clients (a CHALLENGE each), their REGISTERs, the upgrade sessions that are ready
+ * (all of them behind one epoll fd: {@link UpgradeSessions}), expiry, housekeeping. The incoming clients' sessions are that thread's alone, and so are the
  * upgrade sessions ({@link UpgradeSessions}). The port table ({@link RendezvousListeners})
  * changes from application threads under its lock; the expected registrations are
  * written by this thread and claimed by accepting threads ({@link #claim}). The client's
@@ -123,7 +123,12 @@ public final class LocalRendezvous {
         });
         this.thread = new Thread(this::run, "hadronio-rendezvous");
         this.thread.setDaemon(true);
-        this.upgrades = new UpgradeSessions(secret, expiryNanos, ownUid, this::execute, thread);
+        try {
+            this.upgrades = new UpgradeSessions(secret, expiryNanos, ownUid, this::execute, thread);
+        } catch (IOException e) {
+            wake.close();
+            throw e;
+        }
         this.thread.start();
     }
 
@@ -242,9 +247,37 @@ public final class LocalRendezvous {
         }
     }
 
-    // polls of the rendezvous thread begun and returned (awaitPollWithoutClosedSocket)
+    // polls of the rendezvous thread begun and returned (awaitPollWithoutClosedSocket, passes)
     private volatile long pollsStarted;
     private volatile long pollsEnded;
+    // the fds the last pass polled, and the upgrade sessions behind them (lastPollSize)
+    private volatile int lastPollSize;
+    private volatile int lastPolledUpgradeSessions;
+    // what a pass polls besides its eventfd and the upgrade sessions' epoll fd; rendezvous thread only
+    private final List<UnixSeqpacket> polledListeners = new ArrayList<>();
+    private final List<Session> polledSessions = new ArrayList<>();
+
+    /**
+     * Passes the rendezvous thread has made (a diagnostic, and for tests): with nothing
+     * setting up, a pass every second; a message, a task or a new client wakes it.
+     */
+    public long passes() {
+        return pollsEnded;
+    }
+
+    /**
+     * How many fds the last pass polled (a diagnostic, and for tests): its eventfd, the
+     * listeners' names, clients between CHALLENGE and REGISTER, and one for all the upgrade
+     * sessions, however many are open.
+     */
+    public int lastPollSize() {
+        return lastPollSize;
+    }
+
+    /** How many upgrade sessions the last pass polled (a diagnostic, and for tests). */
+    public int lastPolledUpgradeSessions() {
+        return lastPolledUpgradeSessions;
+    }
 
     private void run() {
         while (true) {
@@ -257,19 +290,20 @@ public final class LocalRendezvous {
                 pollSet.clear();
                 pollSet.add(wake.fd(), PollSet.POLLIN);
                 listeners.retryWantedNames();
-                List<UnixSeqpacket> polledListeners = new ArrayList<>();
+                polledListeners.clear();
                 boolean wanted = listeners.addSockets(polledListeners);
                 for (UnixSeqpacket l : polledListeners) {
                     pollSet.add(l.fd(), PollSet.POLLIN);
                 }
-                List<Session> polledSessions = new ArrayList<>(sessions);
+                polledSessions.clear();
+                polledSessions.addAll(sessions);
                 for (Session s : polledSessions) {
                     pollSet.add(s.socket.fd(), PollSet.POLLIN);
                 }
-                List<UpgradeSession> polledUpgrades = upgrades.open();
-                for (UpgradeSession u : polledUpgrades) {
-                    pollSet.add(u.socket.fd(), PollSet.POLLIN);
-                }
+                // the upgrade sessions (as many as upgraded connections) through their epoll set's fd
+                int upgradesAt = upgrades.polledCount() > 0 ? pollSet.add(upgrades.epollFd(), PollSet.POLLIN) : -1;
+                lastPollSize = pollSet.size();
+                lastPolledUpgradeSessions = upgrades.polledCount();
                 // a pass every 100 ms only while something has a deadline: most upgraded connections
                 // keep their session open until they close, and those wait for messages alone
                 boolean deadlines = wanted || !sessions.isEmpty() || upgrades.hasParked() || upgrades.anyOpenDeadline();
@@ -297,11 +331,8 @@ public final class LocalRendezvous {
                         serve(polledSessions.get(i));
                     }
                 }
-                base += polledSessions.size();
-                for (int i = 0; i < polledUpgrades.size(); i++) {
-                    if (pollSet.revents(base + i) != 0) {
-                        upgrades.onReadable(polledUpgrades.get(i));
-                    }
+                if (upgradesAt >= 0 && pollSet.revents(upgradesAt) != 0) {
+                    upgrades.serveReady();
                 }
                 // after serving, and by the poll's start: a session whose message came while this
                 // thread was held up (a loaded machine, a slow listener's callback) is served at the

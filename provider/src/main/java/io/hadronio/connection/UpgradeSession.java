@@ -45,7 +45,7 @@ public final class UpgradeSession {
 
     /**
      * What a session needs of the rendezvous that runs it ({@link UpgradeSessions}, for a
-     * {@link LocalRendezvous}): its thread, and its lists of parked and open sessions
+     * {@link LocalRendezvous}): its thread, and its lists of parked and polled sessions
      * (rendezvous thread).
      */
     interface Owner {
@@ -58,7 +58,7 @@ public final class UpgradeSession {
         /** A parked session met its connection: it is polled from now on. */
         void parkedToOpen(UpgradeSession session);
 
-        /** The session ended. */
+        /** The session ends (called before its socket closes). */
         void forget(UpgradeSession session);
     }
 
@@ -189,8 +189,9 @@ public final class UpgradeSession {
             return;
         }
         ended = true;
-        socket.close();
+        // (forgotten first: it leaves the polled set while its fd is still its own)
         rendezvous.forget(this);
+        socket.close();
         if (handler != null) {
             handler.onEnd(why);
         }

@@ -2,11 +2,13 @@ package io.hadronio.connection;
 
 import static io.hadronio.connection.RendezvousMessages.*;
 
+import io.hadronio.platform.EPollSet;
 import io.hadronio.platform.UnixSeqpacket;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,9 +17,16 @@ import java.util.concurrent.Executor;
 /**
  * The upgrade sessions one {@link LocalRendezvous} runs ({@link UpgradeSession}): the
  * server's parked ones (authenticated, waiting for their TCP connection to be accepted),
- * the open ones its thread polls (a client's from its start, a server's once attached),
- * the client's side of the registration that opens a session, and their expiry after
- * the handshake timeout.
+ * the polled ones (a client's from its start, a server's once attached), the client's side
+ * of the registration that opens a session, and their expiry after the handshake timeout.
+ *
+ * <p>The polled sessions' sockets are registered in an epoll set, whose fd the rendezvous
+ * thread's pass polls with its other few sockets; the pass then serves the ready sessions
+ * only. An upgraded connection keeps its session open until it closes (PathSwitch: its end
+ * is news of a close), so 1,000 idle upgraded connections are 1,000 open sessions, and a
+ * pass that polled all their sockets ({@code poll(2)}, rebuilt each pass) cost in proportion
+ * to them, on the core of a server that serves those connections: every message of an
+ * upgrade wave paid for all the sessions open.
  *
  * <p>Threads: everything here runs on the rendezvous thread, and the lists are that
  * thread's alone; {@link #upgrade} is the one entry from other threads, and hands its work
@@ -31,8 +40,12 @@ final class UpgradeSessions implements UpgradeSession.Owner {
     // runs a task on the rendezvous thread
     private final Executor rendezvous;
     private final Thread thread;
-    // open ones (polled) and parked ones (authenticated, waiting for their connection); rendezvous thread only
-    private final List<UpgradeSession> upgrades = new ArrayList<>();
+    // the polled sessions' sockets, and fd -> its session; rendezvous thread only
+    private final EPollSet polled;
+    private UpgradeSession[] byFd = new UpgradeSession[64];
+    // of the polled ones, clients' sessions still setting up (they have a deadline); and the
+    // parked ones (authenticated, waiting for their connection); rendezvous thread only
+    private final List<UpgradeSession> starting = new ArrayList<>();
     private final List<UpgradeSession> parked = new ArrayList<>();
     // client sessions waiting for their CHALLENGE: what they will register; rendezvous thread only
     private final Map<UpgradeSession, InetSocketAddress[]> pendingRegister = new HashMap<>();
@@ -40,12 +53,13 @@ final class UpgradeSessions implements UpgradeSession.Owner {
     /**
      * @param rendezvous runs a task on {@code thread}, the rendezvous thread
      */
-    UpgradeSessions(Secret secret, long expiryNanos, int ownUid, Executor rendezvous, Thread thread) {
+    UpgradeSessions(Secret secret, long expiryNanos, int ownUid, Executor rendezvous, Thread thread) throws IOException {
         this.secret = secret;
         this.expiryNanos = expiryNanos;
         this.ownUid = ownUid;
         this.rendezvous = rendezvous;
         this.thread = thread;
+        this.polled = new EPollSet(64);
     }
 
     @Override
@@ -62,14 +76,42 @@ final class UpgradeSessions implements UpgradeSession.Owner {
     @Override
     public void parkedToOpen(UpgradeSession u) {
         parked.remove(u);
-        upgrades.add(u);
+        poll(u);
     }
 
-    /** An upgrade session ended. Rendezvous thread. */
+    /** An upgrade session ends (before its socket closes). Rendezvous thread. */
     @Override
     public void forget(UpgradeSession u) {
         parked.remove(u);
-        upgrades.remove(u);
+        starting.remove(u);
+        int fd = u.socket.fd();
+        if (fd >= 0 && fd < byFd.length && byFd[fd] == u) {
+            byFd[fd] = null;
+            try {
+                polled.remove(fd);
+            } catch (IOException e) {
+                // (the socket closes next: its registration goes with it)
+            }
+        }
+    }
+
+    /** Polls {@code u}'s socket from now on; false (the session ended) when it cannot. */
+    private boolean poll(UpgradeSession u) {
+        int fd = u.socket.fd();
+        try {
+            if (fd < 0 || !polled.add(fd, EPollSet.EPOLLIN)) {
+                u.end("its socket closed");
+                return false;
+            }
+        } catch (IOException e) {
+            u.end("cannot poll its socket: " + e.getMessage());
+            return false;
+        }
+        if (fd >= byFd.length) {
+            byFd = Arrays.copyOf(byFd, Math.max(fd + 1, 2 * byFd.length));
+        }
+        byFd[fd] = u;
+        return true;
     }
 
     // ---- server side ----------------------------------------------------------------------------
@@ -97,9 +139,27 @@ final class UpgradeSessions implements UpgradeSession.Owner {
 
     // ---- the rendezvous thread's pass -------------------------------------------------------------
 
-    /** The open sessions, whose sockets this pass polls (a copy). */
-    List<UpgradeSession> open() {
-        return new ArrayList<>(upgrades);
+    /** The epoll fd of the polled sessions: readable while one of them is (the pass polls it). */
+    int epollFd() {
+        return polled.fd();
+    }
+
+    /** How many sessions are polled (open ones, and clients' setting up). */
+    int polledCount() {
+        return polled.registered();
+    }
+
+    /** Serves every polled session whose socket is readable now (does not wait). */
+    void serveReady() throws IOException {
+        int n = polled.poll(0);
+        for (int i = 0; i < n; i++) {
+            int fd = polled.readyFd(i);
+            // (null: a session served before it in this pass ended it)
+            UpgradeSession u = fd < byFd.length ? byFd[fd] : null;
+            if (u != null) {
+                onReadable(u);
+            }
+        }
     }
 
     /** True while a parked session waits (its deadline is judged at every pass). */
@@ -108,20 +168,15 @@ final class UpgradeSessions implements UpgradeSession.Owner {
     }
 
     /**
-     * True while an open session has a deadline (one still setting up); an attached session has
-     * none and needs no tick: only its messages move it.
+     * True while a polled session has a deadline (a client's still setting up); an attached
+     * session has none and needs no tick: only its messages move it.
      */
     boolean anyOpenDeadline() {
-        for (int i = 0; i < upgrades.size(); i++) {
-            if (upgrades.get(i).deadline != Long.MAX_VALUE) {
-                return true;
-            }
-        }
-        return false;
+        return !starting.isEmpty();
     }
 
     /** A polled session's socket is readable. */
-    void onReadable(UpgradeSession u) {
+    private void onReadable(UpgradeSession u) {
         if (u.state == UpgradeSession.OPEN) {
             u.onReadableOpen();
         } else {
@@ -131,16 +186,17 @@ final class UpgradeSessions implements UpgradeSession.Owner {
 
     /** Ends the sessions whose deadline passed before {@code now}. */
     void expire(long now) {
-        if (parked.isEmpty() && upgrades.isEmpty()) {
-            return;
-        }
-        for (UpgradeSession u : new ArrayList<>(parked)) {
-            if (now - u.deadline > 0) {
+        // (backwards: a session that ends leaves its list)
+        for (int i = parked.size() - 1; i >= 0; i--) {
+            UpgradeSession u = i < parked.size() ? parked.get(i) : null;
+            if (u != null && now - u.deadline > 0) {
                 u.end("its connection was not accepted within " + expiryNanos / 1_000_000 + " ms");
             }
         }
-        for (UpgradeSession u : new ArrayList<>(upgrades)) {
-            if (u.deadline != Long.MAX_VALUE && now - u.deadline > 0) {
+        for (int i = starting.size() - 1; i >= 0; i--) {
+            UpgradeSession u = i < starting.size() ? starting.get(i) : null;
+            if (u != null && now - u.deadline > 0) {
+                pendingRegister.remove(u);
                 u.end("no answer within " + expiryNanos / 1_000_000 + " ms");
             }
         }
@@ -181,8 +237,12 @@ final class UpgradeSessions implements UpgradeSession.Owner {
         u.handler = h;
         // what REGISTER will name: the destination and our bound address
         pendingRegister.put(u, new InetSocketAddress[] {destination, bound});
-        upgrades.add(u);
-        h.onStart(u);
+        starting.add(u);
+        if (poll(u)) {
+            h.onStart(u);
+        } else {
+            pendingRegister.remove(u);
+        }
     }
 
     /** The client's side of the registration, one message at a time. Rendezvous thread. */
@@ -221,6 +281,7 @@ final class UpgradeSessions implements UpgradeSession.Owner {
             }
             u.state = UpgradeSession.OPEN;
             u.deadline = Long.MAX_VALUE;
+            starting.remove(u);
             u.handler.onOpen(u);
         } catch (IOException | RuntimeException e) {
             pendingRegister.remove(u);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.HadronioProvider;
 import io.hadronio.HadronioSocketOptions;
+import io.hadronio.path.ChannelInternals;
 import io.hadronio.path.UpgradedPairs;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -27,7 +28,8 @@ import org.junit.jupiter.api.Timeout;
  * asks the server's rendezvous for all their sessions in one burst, more than its backlog
  * holds. Every connection must still move to UCX: a full backlog means "not now", not "no
  * accelerated listener". Regression: with a backlog of 128, 791 of 1,000 connections stayed
- * on their kernel socket for good, and a selector that serves both kinds paid for both.
+ * on their kernel socket for good, and a selector that serves both kinds paid for both. Once
+ * moved, their idle sessions cost the rendezvous thread nothing per session.
  */
 @Timeout(120)
 class UpgradeWaveTest {
@@ -79,6 +81,7 @@ class UpgradeWaveTest {
             }
             assertEquals(Map.of("ucx", CONNECTIONS), paths(clients), "client sides");
             assertEquals(Map.of("ucx", CONNECTIONS), paths(accepted), "server sides");
+            idleSessionsCostNoPass(ChannelInternals.rendezvousOf(clients.get(0)));
         } finally {
             for (SocketChannel c : clients) {
                 c.close();
@@ -87,6 +90,27 @@ class UpgradeWaveTest {
                 c.close();
             }
         }
+    }
+
+    /**
+     * The moved connections keep their sessions open (their first bytes went raw: PathSwitch),
+     * idle: the rendezvous thread neither wakes for them nor polls each of them at its pass.
+     * A pass that polled every open session's socket cost in proportion to them, at every
+     * message of an upgrade wave and at least once a second.
+     */
+    private static void idleSessionsCostNoPass(LocalRendezvous rendezvous) throws InterruptedException {
+        // (one more pass after the last message, then idle)
+        Thread.sleep(1_100);
+        long before = rendezvous.passes();
+        Thread.sleep(2_000);
+        long passes = rendezvous.passes() - before;
+        // (both ends' sessions are this JVM's; most stay open)
+        assertTrue(rendezvous.lastPolledUpgradeSessions() >= CONNECTIONS,
+                "sessions open after the move: " + rendezvous.lastPolledUpgradeSessions());
+        // its eventfd, the listener's name, the sessions' epoll fd
+        assertTrue(rendezvous.lastPollSize() <= 3, "fds a pass polls: " + rendezvous.lastPollSize());
+        // one pass a second while idle (the housekeeping's), whatever is open
+        assertTrue(passes <= 3, "passes in 2 idle seconds: " + passes);
     }
 
     /** One 8-byte message each way, checked. */

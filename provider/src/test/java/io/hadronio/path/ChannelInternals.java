@@ -1,5 +1,7 @@
 package io.hadronio.path;
 
+import io.hadronio.connection.LocalRendezvous;
+
 import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.runtime.UcxRuntime;
 
@@ -25,6 +27,11 @@ public final class ChannelInternals {
     /** The upgrade wants the channel converted and waits for the threads inside it to leave. */
     public static boolean conversionPending(SocketChannel channel) {
         return ((HadronioSocketChannel) channel).conversionPending();
+    }
+
+    /** The rendezvous of the channel's provider, whose thread runs every upgrade session. */
+    public static LocalRendezvous rendezvousOf(SocketChannel channel) {
+        return ((HadronioSocketChannel) channel).runtime().peers().rendezvous();
     }
 
     /** Upgrade sessions the channel's provider holds parked, waiting for their connection to be accepted. */
