@@ -89,7 +89,7 @@ run_pair() {
   fi
   local client=(taskset -c "$CLIENT_CPU" "$JAVA_HOME/bin/java")
   # shellcheck disable=SC2206
-  client+=($JAVA_OPTS --enable-native-access=ALL-UNNAMED -jar "$jar" load -r "127.0.0.1:$port" -c "$n"
+  client+=($JAVA_OPTS --enable-native-access=ALL-UNNAMED -jar "$jar" load -r "127.0.0.1:$port" --mode "$mode" -c "$n"
            --rate "$RATES" --warmup "$WARMUP" --duration "$DURATION" -l 64)
   printf 'server: DISABLE_HADRONIO=%s %s\nclient: DISABLE_HADRONIO=%s %s\n' "$dis" "${server[*]}" "$dis" "${client[*]}" \
     >"$LOG_DIR/$tag-command.txt"
