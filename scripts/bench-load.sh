@@ -16,6 +16,8 @@
 #   RATES        offered rates, comma-separated and increasing, all run by one client on the same
 #                connections (default 1000,5000,20000,50000)
 #   WARMUP / DURATION   seconds of closed-loop warm-up and of the measured window per rate (default 1 / 2)
+#   STOP_BELOW   skip a pair's higher rates once one was answered below this share of its offered
+#                rate (saturated; default 0.9, as hadronio evaluate; 0 runs every rate)
 #   PROVIDERS    which sides to run (default "jdk hadronio", plus "before" when BASELINE_JAR is set)
 #   BASELINE_JAR another hadronio-app.jar, run as provider "before" (an A/B against an older build)
 #   SERVER_CPU / CLIENT_CPU   cores the two processes are pinned to (default 0 / 1)
@@ -34,6 +36,7 @@ CONNECTIONS="${CONNECTIONS:-10 100 1000}"
 RATES="${RATES:-1000,5000,20000,50000}"
 WARMUP="${WARMUP:-1}"
 DURATION="${DURATION:-2}"
+STOP_BELOW="${STOP_BELOW:-0.9}"
 BASELINE_JAR="${BASELINE_JAR:-}"
 PROVIDERS="${PROVIDERS:-jdk hadronio${BASELINE_JAR:+ before}}"
 SERVER_CPU="${SERVER_CPU:-0}"
@@ -90,7 +93,7 @@ run_pair() {
   local client=(taskset -c "$CLIENT_CPU" "$JAVA_HOME/bin/java")
   # shellcheck disable=SC2206
   client+=($JAVA_OPTS --enable-native-access=ALL-UNNAMED -jar "$jar" load -r "127.0.0.1:$port" --mode "$mode" -c "$n"
-           --rate "$RATES" --warmup "$WARMUP" --duration "$DURATION" -l 64)
+           --rate "$RATES" --warmup "$WARMUP" --duration "$DURATION" --stop-below "$STOP_BELOW" -l 64)
   printf 'server: DISABLE_HADRONIO=%s %s\nclient: DISABLE_HADRONIO=%s %s\n' "$dis" "${server[*]}" "$dis" "${client[*]}" \
     >"$LOG_DIR/$tag-command.txt"
   DISABLE_HADRONIO=$dis timeout "$RUN_TIMEOUT" "${client[@]}" >"$clog" 2>&1 || note "$tag: client failed ($clog)"
@@ -131,7 +134,8 @@ print_tables() {
   local mode n rate provider key
   echo
   echo "Load (hadronio load), 127.0.0.1, server on core $SERVER_CPU, client on core $CLIENT_CPU, 64-byte requests,"
-  echo "${WARMUP} s closed-loop warm-up and ${DURATION} s measured per rate; medians of $RUNS interleaved rounds (µs)"
+  echo "${WARMUP} s closed-loop warm-up and ${DURATION} s measured per rate, rates above a saturated one (answered"
+  echo "< $STOP_BELOW x offered) skipped; medians of the $RUNS interleaved rounds that ran a rate (µs; - : none did)"
   for mode in $MODES; do
     for n in $CONNECTIONS; do
       echo
