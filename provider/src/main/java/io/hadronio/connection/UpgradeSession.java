@@ -136,6 +136,9 @@ public final class UpgradeSession {
             state = OPEN;
             deadline = Long.MAX_VALUE;
             rendezvous.parkedToOpen(this);
+            if (ended) {
+                return; // its socket could not be polled: the handler heard onEnd
+            }
             h.onOpen(this);
         });
     }
