@@ -53,18 +53,25 @@ note() { echo "bench-load: $*" >&2; }
 SERVER_PID=""
 stop_server() {
   [ -n "$SERVER_PID" ] || return 0
+  local jvm
+  # the JVM under timeout(1): a server whose shutdown hangs (a thread-per-connection server of
+  # 1,000 threads) must not outlive its run
+  jvm="$(pgrep -P "$SERVER_PID" 2>/dev/null || true)"
   if kill -0 "$SERVER_PID" 2>/dev/null; then
     kill "$SERVER_PID" 2>/dev/null || true
     sleep 0.3
     kill -9 "$SERVER_PID" 2>/dev/null || true
   fi
+  for pid in $jvm; do
+    kill -9 "$pid" 2>/dev/null || true
+  done
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=""
 }
 trap stop_server EXIT
 trap 'echo "bench-load: interrupted" >&2; exit 130' INT TERM
 
-median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+median() { tr ' ' '\n' | awk 'NF && $1 != "nan"' | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
 # run_pair PROVIDER MODE CONNECTIONS TAG: the client's RESULT lines (one per rate) in $LOG_DIR/TAG-client.log
