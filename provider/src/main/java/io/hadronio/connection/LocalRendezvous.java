@@ -60,11 +60,11 @@ import java.util.concurrent.TimeUnit;
  * <p>Threads: one rendezvous thread ({@code hadronio-rendezvous}) polls every socket here and
  * runs its pass in a fixed order: queued tasks ({@link #execute}), name retries, one poll,
  * then new clients (a CHALLENGE each), their REGISTERs, the upgrade sessions that are ready
- * (all of them behind one epoll fd: {@link UpgradeSessions}), expiry, housekeeping. The incoming clients' sessions are that thread's alone, and so are the
- * upgrade sessions ({@link UpgradeSessions}). The port table ({@link RendezvousListeners})
- * changes from application threads under its lock; the expected registrations are
- * written by this thread and claimed by accepting threads ({@link #claim}). The client's
- * {@link #register} runs on the caller's thread and blocks it.
+ * (all of them behind one epoll fd), expiry, housekeeping. The incoming clients' sessions are
+ * that thread's alone, and so are the upgrade sessions ({@link UpgradeSessions}). The port
+ * table ({@link RendezvousListeners}) changes from application threads under its lock; the
+ * expected registrations are written by this thread and claimed by accepting threads
+ * ({@link #claim}). The client's {@link #register} runs on the caller's thread and blocks it.
  */
 public final class LocalRendezvous {
     private static final System.Logger LOG = LazyLogger.of(LocalRendezvous.class);
