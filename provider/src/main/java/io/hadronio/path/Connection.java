@@ -86,6 +86,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
     private final SendSlots tx;
     // the control loop's watch over what must leave without the application (see FlushWatch)
     private final FlushWatch flushWatch = new FlushWatch();
+    // completions of our requests the worker reported: looks at requests in progress wait for one
+    private final Completions completions = new Completions();
 
     private UcxEndpoint endpoint;
     // the endpoint to the peer's worker, shared with every other connection to it
@@ -114,8 +116,9 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
         lock.lock();
         try {
             this.token = group.attach(this);
-            this.rx = new ReceiveSlices(group, flushWatch, localId, token, slices, sliceSize, sliceCount, creditOut);
-            this.tx = new SendSlots(group, flushWatch, memory, localId, token, creditIn, sendBufferBytes);
+            this.rx = new ReceiveSlices(group, flushWatch, completions, localId, token, slices, sliceSize, sliceCount,
+                    creditOut);
+            this.tx = new SendSlots(group, flushWatch, completions, memory, localId, token, creditIn, sendBufferBytes);
         } finally {
             lock.unlock();
         }
@@ -124,10 +127,11 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
     /**
      * One of our receives or data sends completed, failed or was cancelled (an upcall from
      * inside a call into the worker, under the group's lock: no call into the worker here):
-     * a selector must look at this connection again.
+     * a selector must look at this connection again, and so must a look at a request in progress.
      */
     @Override
     public void completionSeen() {
+        completions.seen();
         life.readinessChanged();
     }
 

@@ -54,6 +54,8 @@ final class ReceiveSlices {
     private final int localId;
     // what our receives carry, so that their completion names the connection (WorkerGroup.attach)
     private final int token;
+    // the connection's completions: a head receive found in progress is not asked again until one came
+    private final Completions completions;
 
     private final int sliceSize;
     private final int sliceCount;
@@ -66,6 +68,8 @@ final class ReceiveSlices {
     private long consumed;        // DATA messages fully consumed
     private int headOffset;       // bytes consumed of the head message
     private int headLength = -1;  // length of the head message, -1 while not received
+    // completions when the head's receive was last found in progress (Completions.NEVER: since it was posted, not)
+    private long headInProgressAt = Completions.NEVER;
     private long creditsReported;
     // the last read read into a buffer that takes bulk messages (reported with the credits)
     private boolean wantsBulk;
@@ -83,11 +87,12 @@ final class ReceiveSlices {
      * Posts the receive of every slice of {@code area} ({@code sliceCount x sliceSize} bytes);
      * {@code creditOut} holds the words of {@link #CREDIT_SLOTS} CREDIT messages. Under the lock.
      */
-    ReceiveSlices(WorkerGroup group, SendWatch watch, int localId, int token, MemorySegment area, int sliceSize,
-                  int sliceCount, MemorySegment creditOut) throws UcxException {
+    ReceiveSlices(WorkerGroup group, SendWatch watch, Completions completions, int localId, int token,
+                  MemorySegment area, int sliceSize, int sliceCount, MemorySegment creditOut) throws UcxException {
         this.group = group;
         this.worker = group.worker();
         this.watch = watch;
+        this.completions = completions;
         this.localId = localId;
         this.token = token;
         this.sliceSize = sliceSize;
@@ -136,6 +141,8 @@ final class ReceiveSlices {
             requests[slice] = request;
             immediate[slice] = -1;
         }
+        // a new receive (its completion may even have been reported inside the call): asked at the next look
+        headInProgressAt = Completions.NEVER;
     }
 
     /** DATA messages fully consumed so far. Under the lock. */
@@ -150,11 +157,28 @@ final class ReceiveSlices {
 
     /**
      * Whether the head slice's receive has ended (or completed inside the call that posted it):
-     * a reader may find its message. Looks only: request status, no release. Under the lock.
+     * a reader may find its message. A message that arrived is taken at once (its length noted,
+     * the request given back), so that the read that follows finds it without asking UCX again;
+     * a failed receive is left for that read to report. The status is asked only when one of the
+     * connection's requests completed since the last look ({@link Completions}). Under the lock.
      */
     boolean headEnded() {
         long request = requests[head];
-        return request == NONE || worker.receiveStatus(request) != UcsStatus.INPROGRESS;
+        if (request == NONE) {
+            return true;
+        }
+        if (!completions.since(headInProgressAt)) {
+            return false;
+        }
+        int status = worker.receiveStatus(request);
+        if (status == UcsStatus.INPROGRESS) {
+            headInProgressAt = completions.count();
+            return false;
+        }
+        if (status == UcsStatus.OK) {
+            takeHead(request);
+        }
+        return true;
     }
 
     /**
@@ -175,7 +199,7 @@ final class ReceiveSlices {
                     return false;
                 }
             }
-            recycleHead();
+            recycleHead(headLength);
         }
         return true;
     }
@@ -229,7 +253,7 @@ final class ReceiveSlices {
             headOffset += n;
             total += n;
             if (headOffset == headLength) {
-                recycleHead();
+                recycleHead(headLength);
             }
         }
         if (total > 0) {
@@ -283,7 +307,7 @@ final class ReceiveSlices {
             throw new java.net.ProtocolException("an empty bulk message");
         }
         dst.position(pos + (int) length);
-        recycleHead();
+        recycleHead((int) length);
         BULK_DIRECT.incrementAndGet();
         return length;
     }
@@ -315,6 +339,12 @@ final class ReceiveSlices {
         postReceive(slice, bulkTag(localId, consumed));
     }
 
+    /**
+     * Whether the head message is there (its length then known), asking UCX only when one of the
+     * connection's requests completed since the last look ({@link Completions}).
+     *
+     * @throws IOException when the head's receive failed
+     */
     private boolean headReceived() throws IOException {
         long request = requests[head];
         if (request == NONE) {
@@ -324,27 +354,40 @@ final class ReceiveSlices {
             headOffset = 0;
             return headLength >= 0;
         }
-        int status = worker.receiveStatus(request);
-        if (status == UcsStatus.INPROGRESS) {
+        if (!completions.since(headInProgressAt)) {
             return false;
         }
-        long received = worker.receivedLength();
-        worker.release(request);
-        requests[head] = NONE;
+        int status = worker.receiveStatus(request);
+        if (status == UcsStatus.INPROGRESS) {
+            headInProgressAt = completions.count();
+            return false;
+        }
         if (status != UcsStatus.OK) {
+            worker.release(request);
+            requests[head] = NONE;
             throw new IOException("UCX receive failed: " + UcsStatus.describe(status));
         }
-        headLength = (int) received;
-        headOffset = 0;
+        takeHead(request);
         return true;
     }
 
-    private void recycleHead() throws UcxException {
+    /** The head's receive completed with {@code OK} (its status just asked): its message becomes the head message. */
+    private void takeHead(long request) {
+        long received = worker.receivedLength();
+        worker.release(request);
+        requests[head] = NONE;
+        headLength = (int) received;
+        headOffset = 0;
+    }
+
+    /** The head message ({@code length} bytes, a bulk message's included) is consumed: its slice is posted again. */
+    private void recycleHead(int length) throws UcxException {
         postSlice(head);
         head = head + 1 == sliceCount ? 0 : head + 1;
         consumed++;
         headLength = -1;
         headOffset = 0;
+        headInProgressAt = Completions.NEVER;
     }
 
     /**

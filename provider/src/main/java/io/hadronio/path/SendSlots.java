@@ -67,6 +67,8 @@ final class SendSlots {
     private final int localId;
     // what our data sends carry, so that their completion names the connection (WorkerGroup.attach)
     private final int token;
+    // the connection's completions: a credit receive found in progress is not asked again until one came
+    private final Completions completions;
     // hadronio.send.buffer: bytes of send slots, at least one per receive slice of the peer
     private final long sendBufferBytes;
 
@@ -96,17 +98,20 @@ final class SendSlots {
     private long byteWindow;      // unconsumed bytes allowed: the peer's slices
     private final MemorySegment creditIn;
     private long creditInRequest = NONE;
+    // completions when the credit receive was last found in progress (Completions.NEVER: since it was posted, not)
+    private long creditInProgressAt = Completions.NEVER;
     private UcxEndpoint endpoint;
     // both ends on this very worker: whoever waits for our message must be woken by us (see Connection.connect)
     private boolean selfLoop;
     private long dataTag;
 
     /** Posts the receive of the peer's first CREDIT message into {@code creditIn} (8 bytes). Under the lock. */
-    SendSlots(WorkerGroup group, SendWatch watch, ConnectionMemory memory, int localId, int token,
-              MemorySegment creditIn, long sendBufferBytes) throws UcxException {
+    SendSlots(WorkerGroup group, SendWatch watch, Completions completions, ConnectionMemory memory, int localId,
+              int token, MemorySegment creditIn, long sendBufferBytes) throws UcxException {
         this.group = group;
         this.worker = group.worker();
         this.watch = watch;
+        this.completions = completions;
         this.memory = memory;
         this.localId = localId;
         this.token = token;
@@ -359,11 +364,18 @@ final class SendSlots {
         return Math.min(messages, slices);
     }
 
-    /** Takes the CREDIT messages that arrived. Under the lock. */
+    /**
+     * Takes the CREDIT messages that arrived; asks UCX only when one of the connection's requests
+     * completed since the credit receive was last found in progress ({@link Completions}). Under the lock.
+     */
     void pollCredits() throws UcxException {
         while (creditInRequest != NONE) {
+            if (!completions.since(creditInProgressAt)) {
+                return;
+            }
             int status = worker.receiveStatus(creditInRequest);
             if (status == UcsStatus.INPROGRESS) {
+                creditInProgressAt = completions.count();
                 return;
             }
             worker.release(creditInRequest);
@@ -382,6 +394,7 @@ final class SendSlots {
             }
             // COMPLETED (0) when another credit message was already waiting: loop and take it
             creditInRequest = worker.tagReceive(creditIn.address(), 8, tag(localId, KIND_CREDIT), TAG_MASK, token);
+            creditInProgressAt = Completions.NEVER;
         }
     }
 
@@ -458,14 +471,28 @@ final class SendSlots {
         if (queued > 0) {
             // a partly filled waiting message takes more bytes, so does a free slot after it; else
             // they wait for a credit
-            if (tailLength < sliceSize || credits() > 0
-                    || creditInRequest == NONE || worker.receiveStatus(creditInRequest) != UcsStatus.INPROGRESS) {
+            if (tailLength < sliceSize || credits() > 0 || creditReceiveEnded()) {
                 return true;
             }
             return queued < queueLimit && Requests.done(worker, requests[nextSlot()]);
         }
         // else a write takes bytes exactly when the next slot's send completed (see isReady)
         return Requests.done(worker, requests[(int) (sent % slots)]);
+    }
+
+    /** Whether the credit receive has ended (looks only; asks UCX as {@link #pollCredits} does). Under the lock. */
+    private boolean creditReceiveEnded() {
+        if (creditInRequest == NONE) {
+            return true;
+        }
+        if (!completions.since(creditInProgressAt)) {
+            return false;
+        }
+        if (worker.receiveStatus(creditInRequest) == UcsStatus.INPROGRESS) {
+            creditInProgressAt = completions.count();
+            return false;
+        }
+        return true;
     }
 
     /** Whether a write would take bytes now (polls credits, may release a finished send). Under the lock. */
