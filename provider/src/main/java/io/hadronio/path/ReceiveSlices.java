@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Message {@code k} lands in slice {@code k % sliceCount}; the reader copies the head slice
  * out, reposts it, and reports what it consumed with a CREDIT message every quarter of the
- * slices ({@link #creditBatch}).
+ * writer's window, in messages or in bytes ({@link #batchDue}).
  *
  * <p>Guarding: every field but the finals is the reader's, under the worker group's lock (a read
  * holds it, and so do the control thread's flush, discard and release and a waiter's readiness
@@ -59,6 +59,9 @@ final class ReceiveSlices {
 
     private final int sliceSize;
     private final int sliceCount;
+    // consumed messages, or bytes, that make a credit due: a quarter of the writer's window in either (see batchDue)
+    private final int messageBatch;
+    private final long byteBatch;
     private final MemorySegment area;
     private final ByteBuffer view;
     private final long[] requests;
@@ -71,6 +74,9 @@ final class ReceiveSlices {
     // completions when the head's receive was last found in progress (Completions.NEVER: since it was posted, not)
     private long headInProgressAt = Completions.NEVER;
     private long creditsReported;
+    // bytes of the DATA messages consumed (bulk ones' bytes too), and of those reported with a credit
+    private long consumedBytes;
+    private long bytesReported;
     // the last read read into a buffer that takes bulk messages (reported with the credits)
     private boolean wantsBulk;
     private final MemorySegment creditOut;
@@ -97,6 +103,9 @@ final class ReceiveSlices {
         this.token = token;
         this.sliceSize = sliceSize;
         this.sliceCount = sliceCount;
+        int quarter = Math.max(1, sliceCount / 4);
+        this.messageBatch = sliceCount >= 4 ? SendSlots.MESSAGES_PER_SLICE * sliceCount / 4 : 1;
+        this.byteBatch = (long) quarter * sliceSize;
         this.area = area;
         this.view = area.asByteBuffer();
         this.requests = new long[sliceCount];
@@ -385,14 +394,15 @@ final class ReceiveSlices {
         postSlice(head);
         head = head + 1 == sliceCount ? 0 : head + 1;
         consumed++;
+        consumedBytes += length;
         headLength = -1;
         headOffset = 0;
         headInProgressAt = Completions.NEVER;
     }
 
     /**
-     * Sends a CREDIT message when a quarter of the slices (or, if forced, any) were consumed
-     * unreported. A credit that cannot go now (all credit slots still in flight), or that UCX did
+     * Sends a CREDIT message when a batch (or, if forced, anything) was consumed unreported
+     * ({@link #batchDue}). A credit that cannot go now (all credit slots still in flight), or that UCX did
      * not finish inside the call, is handed to the control loop ({@link SendWatch}): the reader
      * that consumed the messages may read no more until the peer sends again, and the peer may
      * wait for exactly this credit: left to the next read, it would never go, and both sides
@@ -400,8 +410,7 @@ final class ReceiveSlices {
      * CreditReturnTest#shouldReturnEveryCreditThatCouldNotGoWhenItWasDue). Under the lock.
      */
     void returnCredits(boolean force) throws UcxException {
-        long unreported = consumed - creditsReported;
-        if (unreported == 0 || (!force && unreported < creditBatch()) || endpoint == null) {
+        if (consumed == creditsReported || (!force && !batchDue()) || endpoint == null) {
             return;
         }
         for (int k = 0; k < CREDIT_SLOTS; k++) {
@@ -420,6 +429,7 @@ final class ReceiveSlices {
                 group.wakeOthers();
             }
             creditsReported = consumed;
+            bytesReported = consumedBytes;
             if (sent == UcxWorker.COMPLETED) {
                 creditOutRequests[k] = NONE;
             } else {
@@ -432,9 +442,18 @@ final class ReceiveSlices {
         watch.watchSends();
     }
 
-    /** Consumed messages the reader reports at once: a quarter of the slices. */
-    private int creditBatch() {
-        return Math.max(1, sliceCount / 4);
+    /**
+     * Whether the unreported consumption is worth a CREDIT message: a quarter of the writer's
+     * window, in messages ({@code MESSAGES_PER_SLICE} per slice) or in bytes (the slices). A credit
+     * costs a send here and a receive in the writer's worker; with a quarter of the slices, as
+     * before, an 8-byte ping-pong sent one every second message each way, on the round trip's
+     * path. A writer runs out of credits only when a quarter of either bound is unreported, so a
+     * reader that consumed everything always owes it a batch. With fewer than four slices every
+     * message is reported, as before: a writer with two slices has one credit left as soon as a
+     * message is unconsumed, and coalesces there.
+     */
+    private boolean batchDue() {
+        return consumed - creditsReported >= messageBatch || consumedBytes - bytesReported >= byteBatch;
     }
 
     /**
@@ -442,7 +461,7 @@ final class ReceiveSlices {
      * CREDIT message that UCX has not finished sending (it leaves only while we progress). Under the lock.
      */
     boolean creditsOwed() {
-        return consumed - creditsReported >= creditBatch() || Requests.anyInFlight(worker, creditOutRequests);
+        return batchDue() || Requests.anyInFlight(worker, creditOutRequests);
     }
 
     /**
