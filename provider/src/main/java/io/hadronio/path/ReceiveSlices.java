@@ -65,8 +65,13 @@ final class ReceiveSlices {
     private final MemorySegment area;
     private final ByteBuffer view;
     private final long[] requests;
+    // a slice's receive that completed and was taken, given back to UCX when the slice is posted again
+    private final long[] finished;
     // length of a slice's message when its receive completed inside tagReceive, else -1
     private final int[] immediate;
+    // the slice consumed last, -1 if none: posted again at the next drain, not on the way back to
+    // the application (see recycleHead)
+    private int deferredSlice = -1;
     private int head;             // slice index of the next message
     private long consumed;        // DATA messages fully consumed
     private int headOffset;       // bytes consumed of the head message
@@ -109,6 +114,8 @@ final class ReceiveSlices {
         this.area = area;
         this.view = area.asByteBuffer();
         this.requests = new long[sliceCount];
+        this.finished = new long[sliceCount];
+        java.util.Arrays.fill(finished, NONE);
         this.immediate = new int[sliceCount];
         java.util.Arrays.fill(immediate, -1);
         this.creditOut = creditOut;
@@ -142,6 +149,11 @@ final class ReceiveSlices {
 
     /** Posts a receive of {@code tag} into {@code slice}; one that completes inside the call records its length. */
     private void postReceive(int slice, long tag) throws UcxException {
+        long done = finished[slice];
+        if (done != NONE) {
+            finished[slice] = NONE;
+            worker.release(done);
+        }
         long request = worker.tagReceive(area.address() + (long) slice * sliceSize, sliceSize, tag, TAG_MASK, token);
         if (request == UcxWorker.COMPLETED) {
             requests[slice] = NONE;
@@ -150,8 +162,10 @@ final class ReceiveSlices {
             requests[slice] = request;
             immediate[slice] = -1;
         }
-        // a new receive (its completion may even have been reported inside the call): asked at the next look
-        headInProgressAt = Completions.NEVER;
+        if (slice == head) {
+            // a new receive (its completion may even have been reported inside the call): asked at the next look
+            headInProgressAt = Completions.NEVER;
+        }
     }
 
     /** DATA messages fully consumed so far. Under the lock. */
@@ -220,6 +234,7 @@ final class ReceiveSlices {
      * @return bytes copied, 0 when none is there
      */
     long drain(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        repostDeferred();
         final int end = offset + length;
         final ByteBuffer view = this.view;
         long total = 0;
@@ -380,24 +395,49 @@ final class ReceiveSlices {
         return true;
     }
 
-    /** The head's receive completed with {@code OK} (its status just asked): its message becomes the head message. */
+    /**
+     * The head's receive completed with {@code OK} (its status just asked): its message becomes the
+     * head message. The request goes back to UCX when the slice is posted again, off the round trip's path.
+     */
     private void takeHead(long request) {
         long received = worker.receivedLength();
-        worker.release(request);
+        finished[head] = request;
         requests[head] = NONE;
         headLength = (int) received;
         headOffset = 0;
     }
 
-    /** The head message ({@code length} bytes, a bulk message's included) is consumed: its slice is posted again. */
+    /**
+     * The head message ({@code length} bytes, a bulk message's included) is consumed: its slice is
+     * posted again at the next drain ({@link #repostDeferred}), or now if another consumed slice
+     * still waits for that (slices are posted in ring order: UCX matches equal tags in the order
+     * they were posted). A ping-pong's next drain comes after the application's answer went out,
+     * so the {@code ucp_tag_recv_nbx} (and the old request's free) leave the round trip's path,
+     * as raw UCX's benchmark keeps them off it. A message the peer sends into the slice meanwhile
+     * waits in UCX, as any early one does; with one slice there is nothing to defer.
+     */
     private void recycleHead(int length) throws UcxException {
-        postSlice(head);
+        repostDeferred();
+        if (sliceCount > 1) {
+            deferredSlice = head;
+        } else {
+            postSlice(head);
+        }
         head = head + 1 == sliceCount ? 0 : head + 1;
         consumed++;
         consumedBytes += length;
         headLength = -1;
         headOffset = 0;
         headInProgressAt = Completions.NEVER;
+    }
+
+    /** Posts the slice consumed last again, if its post was deferred ({@link #recycleHead}). Under the lock. */
+    private void repostDeferred() throws UcxException {
+        int slice = deferredSlice;
+        if (slice >= 0) {
+            deferredSlice = -1;
+            postSlice(slice);
+        }
     }
 
     /**
@@ -485,6 +525,7 @@ final class ReceiveSlices {
 
     /** For release: cancels the posted receives (they complete in the next progress). Under the lock. */
     void cancelReceives() {
+        deferredSlice = -1;
         for (int i = 0; i < requests.length; i++) {
             if (requests[i] != NONE) {
                 worker.cancel(requests[i]);
@@ -497,6 +538,9 @@ final class ReceiveSlices {
         for (int i = 0; i < requests.length; i++) {
             memory.keepIfInFlight(worker, requests[i]);
             requests[i] = NONE;
+            // taken, so ended: given back
+            memory.keepIfInFlight(worker, finished[i]);
+            finished[i] = NONE;
         }
     }
 
