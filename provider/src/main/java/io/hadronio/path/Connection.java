@@ -116,8 +116,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
         lock.lock();
         try {
             this.token = group.attach(this);
-            this.rx = new ReceiveSlices(group, flushWatch, completions, localId, token, slices, sliceSize, sliceCount,
-                    creditOut);
+            this.rx = new ReceiveSlices(group, flushWatch, completions, localId, token, memory, slices, sliceSize,
+                    sliceCount, creditOut);
             this.tx = new SendSlots(group, flushWatch, completions, memory, localId, token, creditIn, sendBufferBytes);
         } finally {
             lock.unlock();

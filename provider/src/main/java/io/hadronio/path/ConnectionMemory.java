@@ -13,9 +13,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * arena), the UCX requests that keep it allocated after {@link Connection#release}, and the
  * JVM-wide count of such memory (a diagnostic: {@link UcxRuntime#resources}).
  *
- * <p>Guarding: {@code bytes} is written by the allocations, which happen at set-up only (the
- * receive side's by the constructing thread, the send slots under the worker group's lock in
- * {@link Connection#connect}), and read by {@link #free}, which runs once, after release. The
+ * <p>The areas start in ordinary pages, each resident once written; the connection's first message
+ * of {@link WireFormat#BULK_MIN} bytes or more, either way, moves them into huge pages
+ * ({@link #largeMessage}, {@link HugePagePool#promote}), where large messages move faster.
+ *
+ * <p>Guarding: {@code bytes} and the areas are written by the allocations, which happen at set-up
+ * only (the receive side's by the constructing thread, the send slots under the worker group's
+ * lock in {@link Connection#connect}), and read by {@link #free}, which runs once, after release,
+ * and by {@link #largeMessage}, under the worker group's lock, as is {@code large}. The
  * requests kept in flight ({@link #keepIfInFlight}, {@link #releaseEnded}, {@link #abandon}) are
  * under the worker group's lock. The JVM-wide counters are atomics, changed only at set-up and
  * release.
@@ -35,6 +40,10 @@ public final class ConnectionMemory {
     private final Arena arena = Arena.ofShared();
     // bytes allocated in it (counted in BYTES)
     private long bytes;
+    // start addresses of the areas (slices, then slots; 0 until allocated): what largeMessage promotes
+    private final long[] areaAddresses = new long[2];
+    // set by the first message of BULK_MIN bytes or more: the areas were promoted; under the lock
+    private boolean large;
 
     // requests release() found in flight (a send the peer has not taken yet, a receive mid-rendezvous):
     // kept until they end, and only then is the memory they use freed (Connection.freeIfDone); under lock
@@ -48,8 +57,26 @@ public final class ConnectionMemory {
     /** An area for slices or slots (huge pages within the pool's budget). */
     MemorySegment area(long size) {
         MemorySegment area = areas.allocate(size, arena);
+        areaAddresses[areaAddresses[0] == 0 ? 0 : 1] = area.address();
         count(size);
         return area;
+    }
+
+    /**
+     * The connection carries a message of {@link WireFormat#BULK_MIN} bytes or more: the first
+     * time, its areas go into huge pages ({@link HugePagePool#promote}; a system call or two, once
+     * per connection). Called by the data path for large messages only; under the worker group's lock.
+     */
+    void largeMessage() {
+        if (large) {
+            return;
+        }
+        large = true;
+        for (long address : areaAddresses) {
+            if (address != 0) {
+                areas.promote(address);
+            }
+        }
     }
 
     /** {@code size} bytes of 8-byte words (credit counts). */

@@ -3,6 +3,7 @@ package io.hadronio.path;
 import io.hadronio.worker.WorkerGroup;
 
 import static io.hadronio.path.Requests.NONE;
+import static io.hadronio.path.WireFormat.BULK_MIN;
 import static io.hadronio.path.WireFormat.CREDIT_WANTS_BULK;
 import static io.hadronio.path.WireFormat.KIND_DATA;
 import static io.hadronio.path.WireFormat.TAG_MASK;
@@ -62,6 +63,8 @@ final class ReceiveSlices {
     // consumed messages, or bytes, that make a credit due: a quarter of the writer's window in either (see batchDue)
     private final int messageBatch;
     private final long byteBatch;
+    // where the slices lie (area); told of large messages, which move it into huge pages
+    private final ConnectionMemory memory;
     private final MemorySegment area;
     private final ByteBuffer view;
     private final long[] requests;
@@ -99,7 +102,7 @@ final class ReceiveSlices {
      * {@code creditOut} holds the words of {@link #CREDIT_SLOTS} CREDIT messages. Under the lock.
      */
     ReceiveSlices(WorkerGroup group, SendWatch watch, Completions completions, int localId, int token,
-                  MemorySegment area, int sliceSize, int sliceCount, MemorySegment creditOut) throws UcxException {
+                  ConnectionMemory memory, MemorySegment area, int sliceSize, int sliceCount, MemorySegment creditOut) throws UcxException {
         this.group = group;
         this.worker = group.worker();
         this.watch = watch;
@@ -111,6 +114,7 @@ final class ReceiveSlices {
         int quarter = Math.max(1, sliceCount / 4);
         this.messageBatch = sliceCount >= 4 ? SendSlots.MESSAGES_PER_SLICE * sliceCount / 4 : 1;
         this.byteBatch = (long) quarter * sliceSize;
+        this.memory = memory;
         this.area = area;
         this.view = area.asByteBuffer();
         this.requests = new long[sliceCount];
@@ -376,6 +380,9 @@ final class ReceiveSlices {
             headLength = immediate[head];
             immediate[head] = -1;
             headOffset = 0;
+            if (headLength == 0 || headLength >= BULK_MIN) {
+                memory.largeMessage();
+            }
             return headLength >= 0;
         }
         if (!completions.since(headInProgressAt)) {
@@ -405,6 +412,10 @@ final class ReceiveSlices {
         requests[head] = NONE;
         headLength = (int) received;
         headOffset = 0;
+        // a large message, or an empty one in a bulk message's place: the areas into huge pages (once)
+        if (headLength == 0 || headLength >= BULK_MIN) {
+            memory.largeMessage();
+        }
     }
 
     /**

@@ -298,6 +298,10 @@ final class SendSlots {
     private void post(int slot, int length) throws UcxException {
         long address = area.address() + (long) slot * sliceSize;
         long request;
+        if (length >= BULK_MIN) {
+            // the areas into huge pages, the first time
+            memory.largeMessage();
+        }
         if (length >= BULK_MIN && peerWantsBulk) {
             // an empty DATA message holds the bulk message's place among the others; its bytes follow
             // under their own tag (both in order on the endpoint), for the reader to receive where it wants

@@ -14,8 +14,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Connections' send and receive areas in transparent huge pages, up to a budget; beyond it, or
- * where the kernel has no transparent huge pages, {@link NativeMemory}.
+ * Connections' send and receive areas in transparent huge pages, up to a budget, once they carry
+ * large messages; beyond the budget, or where the kernel has no transparent huge pages,
+ * {@link NativeMemory}.
  *
  * <p>Why: with shared memory, UCX moves every message above its eager limit with
  * {@code process_vm_readv} ({@code cma}), which pins the sender's pages one by one, and both
@@ -23,15 +24,21 @@ import java.util.Map;
  * 1 MiB round trip took ~210 µs instead of ~300 and a 256 KiB one ~55 µs instead of ~76
  * (docs/benchmarks/blocking.md).
  *
- * <p>How: 2 MiB chunks, each {@code mmap}ed on its own, aligned to 2 MiB and advised
- * {@code MADV_HUGEPAGE}, cut into equal blocks of one area size (a power of two from 64 KiB to
- * 2 MiB: the default 8 × 64 KiB area is a quarter of a chunk). The cost: a chunk becomes resident
- * as a whole at its first touch, where 4 KiB pages appear one by one; so at most {@code budget}
- * bytes are ever mapped here ({@code hadronio.hugepages}), the rest of the connections get
- * ordinary pages. A chunk whose blocks are all free is unmapped, except one per area size kept
- * for the next connection (connection churn would otherwise fault in and zero 2 MiB each time).
+ * <p>How: 2 MiB chunks, each {@code mmap}ed on its own and aligned to 2 MiB, cut into equal blocks
+ * of one area size (a power of two from 64 KiB to 2 MiB: the default 8 × 64 KiB area is a quarter
+ * of a chunk). A chunk starts in ordinary pages ({@code MADV_NOHUGEPAGE}, also where the kernel
+ * gives huge pages to every mapping): each page becomes resident when it is first written, so a
+ * connection of small messages costs the pages its messages touch (a few per slot), not 2 MiB per
+ * chunk. When a connection carries its first message of 32 KiB or more ({@link #promote}), the
+ * chunks of its areas are advised {@code MADV_HUGEPAGE} and collapsed into a huge page at once
+ * ({@code MADV_COLLAPSE}, Linux 6.1 and later; earlier kernels give the huge page to the parts of
+ * the chunk not yet touched), resident as a whole from then on. So at most {@code budget} bytes
+ * are ever mapped here ({@code hadronio.hugepages}), the rest of the connections get ordinary
+ * memory. A chunk whose blocks are all free is unmapped, except one per area size kept for the next
+ * connection (connection churn would otherwise fault in and zero 2 MiB each time).
  *
- * <p>Allocation happens at connection set-up and release, never on the data path, so one lock.
+ * <p>Allocation happens at connection set-up and release, and promotion once per connection,
+ * never on the data path of small messages, so one lock.
  */
 public final class HugePagePool {
     /** The size of a transparent huge page on x86-64 and of our chunks. */
@@ -54,6 +61,8 @@ public final class HugePagePool {
     private static final int PROT_READ_WRITE = 0x1 | 0x2;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
     private static final int MADV_HUGEPAGE = 14;
+    private static final int MADV_NOHUGEPAGE = 15;
+    private static final int MADV_COLLAPSE = 25;
 
     /** One mapped chunk, cut into blocks of one size; {@code free} has a bit per free block. */
     private static final class Chunk {
@@ -61,6 +70,8 @@ public final class HugePagePool {
         final long blockSize;
         final int blocks;
         long free;
+        // advised into huge pages (promote): it stays so while mapped
+        boolean huge;
 
         Chunk(long address, long blockSize) {
             this.address = address;
@@ -111,9 +122,32 @@ public final class HugePagePool {
         return NativeMemory.allocate(size, arena);
     }
 
-    /** Bytes mapped in huge-page chunks now (blocks in use and free ones). */
+    /**
+     * The area at {@code address} carries large messages: its chunk goes into a huge page
+     * (advised {@code MADV_HUGEPAGE} and collapsed at once where the kernel can), with the bytes
+     * it holds. Nothing for ordinary memory or a chunk promoted before. Best effort: a kernel that
+     * refuses leaves the chunk as it was, still correct. Called once per connection.
+     */
+    public synchronized void promote(long address) {
+        Chunk chunk = chunks.get(address & -CHUNK);
+        if (chunk == null || chunk.huge) {
+            return;
+        }
+        chunk.huge = true;
+        advise(chunk.address, MADV_HUGEPAGE);
+        // EINVAL before Linux 6.1, EAGAIN/ENOMEM without a free huge page: the chunk's untouched
+        // parts still get huge pages when first touched
+        advise(chunk.address, MADV_COLLAPSE);
+    }
+
+    /** Bytes mapped in chunks now (blocks in use and free ones; resident only where touched or promoted). */
     public synchronized long mappedBytes() {
         return chunks.size() * CHUNK;
+    }
+
+    /** Bytes of those chunks promoted into huge pages ({@link #promote}): resident as a whole. */
+    public synchronized long hugeBytes() {
+        return chunks.values().stream().filter(c -> c.huge).count() * CHUNK;
     }
 
     /** Blocks handed out and not given back yet. */
@@ -179,7 +213,7 @@ public final class HugePagePool {
         }
     }
 
-    /** A fresh 2 MiB mapping aligned to 2 MiB and advised into huge pages; 0 when none could be had. */
+    /** A fresh 2 MiB mapping aligned to 2 MiB, in ordinary pages until {@link #promote}; 0 when none could be had. */
     private static long mapChunk() {
         try {
             // map twice the size and cut off what lies before and after an aligned chunk
@@ -195,11 +229,21 @@ public final class HugePagePool {
             if (end > aligned + CHUNK) {
                 unmap(aligned + CHUNK, end - (aligned + CHUNK));
             }
-            // refused (a kernel built without it): ordinary pages, still correct
-            long ignored = (long) MH$madvise.invokeExact(aligned, CHUNK, (long) MADV_HUGEPAGE);
+            // where the kernel gives every mapping huge pages ("always"), the first touch would make
+            // the whole chunk resident: ordinary pages until promote
+            advise(aligned, MADV_NOHUGEPAGE);
             return aligned;
         } catch (Throwable t) {
             throw new AssertionError("mmap", t);
+        }
+    }
+
+    /** {@code madvise} over one chunk; the result is ignored (advice a kernel refuses leaves ordinary pages). */
+    private static void advise(long chunk, int advice) {
+        try {
+            long ignored = (long) MH$madvise.invokeExact(chunk, CHUNK, (long) advice);
+        } catch (Throwable t) {
+            throw new AssertionError("madvise", t);
         }
     }
 

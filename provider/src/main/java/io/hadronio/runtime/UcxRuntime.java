@@ -410,6 +410,7 @@ public final class UcxRuntime implements ConnectionServices {
         counts.put("connections.memory.bytes", ConnectionMemory.memoryBytes());
         counts.put("connections.memory.retained", (long) ConnectionMemory.memoryRetained());
         counts.put("connections.memory.hugepages.bytes", started.areas().mappedBytes());
+        counts.put("connections.memory.hugepages.promoted.bytes", started.areas().hugeBytes());
         counts.put("rendezvous.expected", (long) started.peers().rendezvous().expectedRegistrations());
         counts.putAll(loop.counts());
         counts.put("control.accelerated.total", control.accelerated());

@@ -41,8 +41,10 @@ class HugePagePoolTest {
         assertEquals(4L << 20, pool.mappedBytes());
         assertEquals(8, pool.blocksInUse());
         for (Long chunk : chunks) {
-            assertTrue(madvisedHuge(chunk), "chunk 0x" + Long.toHexString(chunk) + " advised MADV_HUGEPAGE");
+            // ordinary pages, resident as touched, until a connection carries large messages (promote)
+            assertEquals("nh", hugePageAdvice(chunk), "chunk 0x" + Long.toHexString(chunk) + " advised MADV_NOHUGEPAGE");
         }
+        assertEquals(0, pool.hugeBytes());
         // the budget is spent: ordinary memory, as without the pool
         Arena beyond = Arena.ofShared();
         MemorySegment ordinary = pool.allocate(AREA, beyond);
@@ -93,17 +95,49 @@ class HugePagePoolTest {
         assertEquals(0, pool.mappedBytes());
     }
 
-    /** True when the mapping that holds {@code address} carries the kernel's "hg" flag (MADV_HUGEPAGE). */
-    private static boolean madvisedHuge(long address) throws Exception {
+    @Test
+    void promotingAnAreaMovesItsChunkIntoAHugePageWithItsBytes() throws Exception {
+        HugePagePool pool = new HugePagePool(4L << 20);
+        assumeTrue(pool.enabled(), "the kernel has no transparent huge pages");
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment area = pool.allocate(AREA, arena);
+            MemorySegment neighbour = pool.allocate(AREA, arena);
+            long chunk = area.address() & -HugePagePool.CHUNK;
+            assertEquals(chunk, neighbour.address() & -HugePagePool.CHUNK, "both in one chunk");
+            // a connection of small messages writes a few pages
+            for (long at = 0; at < AREA; at += 64 << 10) {
+                area.set(ValueLayout.JAVA_LONG, at, at + 1);
+            }
+            neighbour.set(ValueLayout.JAVA_LONG, 8, 42);
+            pool.promote(area.address());
+            assertEquals("hg", hugePageAdvice(chunk));
+            assertEquals(HugePagePool.CHUNK, pool.hugeBytes());
+            for (long at = 0; at < AREA; at += 64 << 10) {
+                assertEquals(at + 1, area.get(ValueLayout.JAVA_LONG, at), "byte " + at + " kept");
+            }
+            assertEquals(42, neighbour.get(ValueLayout.JAVA_LONG, 8), "the neighbour's bytes kept");
+            // a second promotion of the chunk (the neighbour's connection) changes nothing
+            pool.promote(neighbour.address());
+            assertEquals(HugePagePool.CHUNK, pool.hugeBytes());
+            // ordinary memory is left as it is
+            MemorySegment ordinary = new HugePagePool(0).allocate(AREA, arena);
+            pool.promote(ordinary.address());
+            assertEquals(HugePagePool.CHUNK, pool.hugeBytes(), "promoting memory outside the pool changes nothing");
+        }
+    }
+
+    /** The kernel's huge-page flag of the mapping that holds {@code address}: "hg" (MADV_HUGEPAGE), "nh" (MADV_NOHUGEPAGE) or "". */
+    private static String hugePageAdvice(long address) throws Exception {
         boolean inside = false;
         for (String line : Files.readAllLines(Path.of("/proc/self/smaps"))) {
             if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
                 String[] range = line.substring(0, line.indexOf(' ')).split("-");
                 inside = Long.parseUnsignedLong(range[0], 16) <= address && address < Long.parseUnsignedLong(range[1], 16);
             } else if (inside && line.startsWith("VmFlags:")) {
-                return List.of(line.substring(8).trim().split(" ")).contains("hg");
+                List<String> flags = List.of(line.substring(8).trim().split(" "));
+                return flags.contains("hg") ? "hg" : flags.contains("nh") ? "nh" : "";
             }
         }
-        return false;
+        return "";
     }
 }
