@@ -247,6 +247,8 @@ public final class UcxRuntime implements ConnectionServices {
         // hadronio.ucx.* below may override the settings this makes
         UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.WAKEUP).name("hadronio")
                 .peerFailureDetection(java.time.Duration.ofMillis(100));
+        // smaller UCX memory where the user left UCX's defaults (UcxMemoryDefaults); their settings follow and win
+        UcxMemoryDefaults.unsetBy(config.ucx(), System.getenv()).forEach(builder::config);
         for (Map.Entry<String, String> e : config.ucx().entrySet()) {
             try {
                 builder.config(e.getKey(), e.getValue());
