@@ -269,13 +269,16 @@ public final class UcxRuntime implements ConnectionServices {
         }
         try {
             Set<String> unused = new LinkedHashSet<>(); // UCX's reports of keys no transport used
-            WorkerGroup[] groups = UcxUnusedKeys.watch(() -> {
+            UcxUnusedKeys.WorkerCreation<WorkerGroup[]> creation = () -> {
                 WorkerGroup[] g = new WorkerGroup[config.workers()];
                 for (int i = 0; i < g.length; i++) {
                     g[i] = new WorkerGroup(context, "hadronio-" + i, config.spinNanos(), config.spinYields());
                 }
                 return g;
-            }, unused);
+            };
+            // only hadronio.ucx.* keys are checked: without any, no watch (its log handler, an upcall
+            // stub, left ~2.5 MB of garbage in the young generation at start-up: docs/benchmarks/memory.md)
+            WorkerGroup[] groups = config.ucx().isEmpty() ? creation.run() : UcxUnusedKeys.watch(creation, unused);
             warnUnused(config, unused);
             if (upgrades != null) {
                 upgrades.listen(peers.rendezvous());
