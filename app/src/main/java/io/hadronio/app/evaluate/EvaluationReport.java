@@ -81,6 +81,7 @@ final class EvaluationReport {
                 .append(" --report ").append(link(Path.of("").toAbsolutePath(), file.toAbsolutePath())).append("\n```\n\n");
         md.append(method());
         md.append("## Summary\n\n").append(summaryTable()).append('\n');
+        md.append(memory()).append('\n');
         md.append("## Discussion\n\n").append(discussion()).append('\n');
         md.append(notes(base));
         for (Mode m : NIO_MODES) {
@@ -355,6 +356,81 @@ final class EvaluationReport {
                     everyRound));
         }
         return t.append(".\n").toString();
+    }
+
+    /**
+     * Memory next to the JDK: per mode and metric, each JVM pair's peak resident memory (its
+     * {@code VmHWM} at exit; one pair measures every size of one provider, mode and metric, so
+     * the figure is its largest message's), client / server, the median over the repetitions, and
+     * hadroNIO's as a multiple of the JDK's; then the same for the load mode's pairs (one per
+     * server model and connection count, through all its rates). docs/benchmarks/memory.md has
+     * the resident memory of single processes measured apart.
+     */
+    String memory() {
+        List<String> points = new ArrayList<>();
+        for (Mode m : NIO_MODES) {
+            for (Metric metric : Metric.values()) {
+                double[] j = pairPeaks(results.runs().stream().filter(r -> r.ok() && r.provider() == Provider.JDK
+                        && r.mode() == m && r.metric() == metric).map(r -> new long[] {r.repetition(),
+                        r.clientPeakRssKb(), r.serverPeakRssKb()}).toList());
+                double[] h = pairPeaks(results.runs().stream().filter(r -> r.ok() && r.provider() == Provider.HADRONIO
+                        && r.mode() == m && r.metric() == metric).map(r -> new long[] {r.repetition(),
+                        r.clientPeakRssKb(), r.serverPeakRssKb()}).toList());
+                memoryPoint(points, m.id() + " " + metric.id(), j, h);
+            }
+        }
+        for (Mode m : NIO_MODES) {
+            for (int c : results.load().stream().filter(r -> r.mode() == m).map(LoadRecord::connections).distinct()
+                    .sorted().toList()) {
+                double[] j = pairPeaks(results.load().stream().filter(r -> r.ok() && r.provider() == Provider.JDK
+                        && r.mode() == m && r.connections() == c).map(r -> new long[] {r.repetition(),
+                        r.clientPeakRssKb(), r.serverPeakRssKb()}).toList());
+                double[] h = pairPeaks(results.load().stream().filter(r -> r.ok() && r.provider() == Provider.HADRONIO
+                        && r.mode() == m && r.connections() == c).map(r -> new long[] {r.repetition(),
+                        r.clientPeakRssKb(), r.serverPeakRssKb()}).toList());
+                memoryPoint(points, "load " + m.id() + " " + c + (c == 1 ? " connection" : " connections"), j, h);
+            }
+        }
+        if (points.isEmpty()) {
+            return "";
+        }
+        return "Memory next to the JDK (peak RSS of each JVM pair, client / server, MiB, medians of the repetitions; "
+                + "×: hadroNIO / JDK): " + String.join("; ", points) + ".\n";
+    }
+
+    private static void memoryPoint(List<String> points, String what, double[] jdk, double[] hadronio) {
+        if (jdk == null || hadronio == null) {
+            return;
+        }
+        points.add(String.format(Locale.ROOT, "%s %s / %s against %s / %s (%.2f× / %.2f×)", what,
+                mib((long) hadronio[0]), mib((long) hadronio[1]), mib((long) jdk[0]), mib((long) jdk[1]),
+                hadronio[0] / jdk[0], hadronio[1] / jdk[1]));
+    }
+
+    /**
+     * Rows {@code (repetition, client KiB, server KiB)} of one provider's pairs: per repetition the
+     * largest (the pair's peak; every row of a pair carries the same), then the median over the
+     * repetitions, client and server; null where a side is unknown (-1) in every repetition.
+     */
+    private static double[] pairPeaks(List<long[]> rows) {
+        java.util.Map<Long, long[]> byRepetition = new java.util.TreeMap<>();
+        for (long[] r : rows) {
+            long[] peak = byRepetition.computeIfAbsent(r[0], k -> new long[] {-1, -1});
+            peak[0] = Math.max(peak[0], r[1]);
+            peak[1] = Math.max(peak[1], r[2]);
+        }
+        double[] result = new double[2];
+        for (int side = 0; side < 2; side++) {
+            final int s = side;
+            double[] values = byRepetition.values().stream().mapToLong(p -> p[s]).filter(v -> v > 0).sorted()
+                    .asDoubleStream().toArray();
+            if (values.length == 0) {
+                return null;
+            }
+            int n = values.length;
+            result[side] = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+        }
+        return result;
     }
 
     private void summaryRow(StringBuilder t, Mode m, Metric metric, int size, String what,
