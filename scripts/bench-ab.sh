@@ -10,7 +10,8 @@
 #
 # Environment:
 #   RUNS        rounds (default 5)
-#   CASES       any of blocking:lat8 blocking:stream netty:lat8 netty:stream (default all four)
+#   CASES       any of blocking:lat8 blocking:stream netty:lat8 netty:stream (default these four), and
+#               blocking:lat1m blocking:stream1m (1 MiB round trip and streaming: what huge pages change)
 #   SERVER_CPU / CLIENT_CPU   cores (default 0 / 1)
 #   SKIP_BUILD  1: use the jars already built (this tree's app/target, and the revision's if present)
 #   LOG_DIR     every process's output (default docs/results/raw/ab-<time>, not committed)
@@ -79,6 +80,8 @@ case_of() {
     blocking:stream) echo "throughput mb_per_s 1 -l 65536 -m 50000 -t 20000" ;;
     netty:lat8)      echo "latency p50_us 0 -l 8 -m 50000 -t 50000" ;;
     netty:stream)    echo "throughput mb_per_s 1 -l 65536 -m 200000 -t 20000" ;;
+    blocking:lat1m)  echo "latency p50_us 0 -l 1048576 -m 3000 -t 1000" ;;
+    blocking:stream1m) echo "throughput mb_per_s 1 -l 1048576 -m 6000 -t 1000" ;;
     *) return 1 ;;
   esac
 }
