@@ -81,12 +81,16 @@ trap '[ -n "$SPID" ] && kill "$SPID" 2>/dev/null || true' EXIT
 # sample PID RANGE: the process's VmRSS, or with BREAKDOWN=1 its smaps groups (RANGE: the heap's, from
 # smaps-groups.sh -r); nothing once it is gone
 sample() {
-  if [ "$BREAKDOWN" = 1 ]; then
-    [ -n "$2" ] && HEAP_RANGE="$2" "$GROUPS_OF" "$1" 2>/dev/null | sed -n 's/^total=\([0-9]*\) /\1 /p'
+  if [ "$BREAKDOWN" = 1 ] && [ -n "$2" ]; then
+    HEAP_RANGE="$2" "$GROUPS_OF" "$1" 2>/dev/null | sed -n 's/^total=\([0-9]*\) /\1 /p'
   else
+    # no breakdown, or not yet the heap's range (a process that ends within a second has none)
     kb "$1" VmRSS
   fi
 }
+
+# groups_in SAMPLE: the "group=KiB ..." part of a breakdown sample (nothing for a plain VmRSS one)
+groups_in() { case "$1" in *" "*) echo "${1#* }" ;; esac; }
 
 # pair TAG SIDE CASE: runs one server/client pair; prints "SERVER_RSS SERVER_HWM CLIENT_RSS CLIENT_HWM" (KiB),
 # with BREAKDOWN=1 followed by "|SERVER_GROUPS|CLIENT_GROUPS" (group=KiB ...)
@@ -115,7 +119,7 @@ pair() {
   cpid=$! # env and taskset exec: this is the JVM's pid
   for ((i = 0; i < 900; i++)); do
     kill -0 "$cpid" 2>/dev/null || break
-    if [ "$BREAKDOWN" = 1 ] && [ -z "$crange" ] && ((i >= 5)); then
+    if [ "$BREAKDOWN" = 1 ] && [ -z "$crange" ] && ((i >= 2)); then
       crange="$("$GROUPS_OF" -r "$cpid" 2>/dev/null || true)"; srange="$("$GROUPS_OF" -r "$SPID" 2>/dev/null || true)"
     fi
     r="$(sample "$cpid" "$crange")"; [ -n "$r" ] && crss="$r"
@@ -131,7 +135,7 @@ pair() {
   grep -q '^RESULT ' "$clog" || die "$tag: the client printed no RESULT line ($clog)"
   [ "$side" != jdk ] && grep -q 'transports=kernel-tcp' "$clog" && die "$tag: hadroNIO's run ended on kernel TCP ($clog)"
   echo "${srss%% *} $(sed -n 's/^RESOURCES peak_rss_kb=\([0-9]*\).*/\1/p' "$slog") ${crss%% *}" \
-    "$(sed -n 's/^RESOURCES peak_rss_kb=\([0-9]*\).*/\1/p' "$clog")$([ "$BREAKDOWN" = 1 ] && echo "|${srss#* }|${crss#* }")"
+    "$(sed -n 's/^RESOURCES peak_rss_kb=\([0-9]*\).*/\1/p' "$clog")$([ "$BREAKDOWN" = 1 ] && echo "|$(groups_in "$srss")|$(groups_in "$crss")")"
 }
 
 declare -A V
