@@ -241,6 +241,13 @@ public final class SoakPeer {
 
     private static void client(int blockingPort, int selectorPort, int incarnation, int slots, long seed,
                                int maxMessages) throws Exception {
+        if (incarnation == 0 && java.nio.channels.spi.SelectorProvider.provider()
+                instanceof io.hadronio.HadronioProvider hadronio) {
+            // the warm-up makes what is made lazily before the server's baseline, UCX's endpoint
+            // (and its timer fd) included: its connections must reach UCX, so its runtime starts
+            // before they are made (a fresh JVM's first connections run on kernel TCP until it has)
+            hadronio.isAccelerated();
+        }
         Selector selector = Selector.open();
         watchStdin(line -> {
             if (line.equals("GO")) {
