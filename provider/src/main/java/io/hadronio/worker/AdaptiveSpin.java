@@ -2,6 +2,7 @@ package io.hadronio.worker;
 
 import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.platform.RunQueue;
+import io.hadronio.platform.ThreadSlice;
 
 /**
  * The spin of an adaptive waiter ({@code hadronio.polling}) before it sleeps: blocking reads and
@@ -41,6 +42,28 @@ public final class AdaptiveSpin {
      */
     public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 2_000;
 
+    /**
+     * A yield that took this long gave the core to a thread that computed on it for a whole
+     * time slice (the JIT compiler or the GC of a young JVM, another process), not to one that
+     * took a request and went back to sleep: nothing wakes a yielded thread when its data comes,
+     * so while that thread wants the core, each further yield costs a slice (4 ms here, with
+     * 0.1 ms of the waiter's in between: a load client's core made 1 pass of its loop per 4 ms
+     * while its JIT compiled).
+     */
+    static final long SLOW_YIELD_NANOS = 250_000;
+    /** How long a slow yield holds the yields off at first; it doubles up to {@link #MAX_HOLD_NANOS} while they stay slow. */
+    static final long MIN_HOLD_NANOS = 8_000_000;
+    static final long MAX_HOLD_NANOS = 1_000_000_000;
+    /**
+     * The time slice of a thread through its hold ({@link ThreadSlice}): woken by its data, a
+     * thread with a slice shorter than the running one's preempts it at once; with the default
+     * slice it waits for the end of the other's (a load client behind its JIT compiler: p99 0.1
+     * to 0.4 ms with it, 0.7-0.8 ms without, docs/architecture.md "The wait strategy"). Only
+     * through the hold: a thread that yields with a short slice stays due before the one it
+     * yields to, and the yield hands nothing over.
+     */
+    static final long HOLD_SLICE_NANOS = 100_000;
+
     /** Refusals to arm in a row that a waiter always looks at again at once ({@link #napAfterRefusal}). */
     static final int REFUSALS_BEFORE_NAP = 2;
     static final long MIN_REFUSAL_NAP_NANOS = 16_000;
@@ -58,6 +81,15 @@ public final class AdaptiveSpin {
     // UCX's refusals to arm in a row with nothing come in, and when the first came (napAfterRefusal)
     private int refusals;
     private long refusedSince;
+    // the core is contended until then (a yield lost it for long): waits sleep past their pauses
+    private long contendedUntil;
+    private boolean contended;
+    // how long the next slow yield holds the yields off (doubles while they stay slow)
+    private long holdNanos = MIN_HOLD_NANOS;
+    // the slice the thread had before this hold shortened it (-1: not shortened), and which thread
+    // (a selector's spin may serve another thread by the time the hold ends)
+    private long sliceBeforeHold = -1;
+    private long shortenedTid;
 
     public AdaptiveSpin(long windowNanos, boolean yields) {
         this.windowNanos = windowNanos;
@@ -90,12 +122,31 @@ public final class AdaptiveSpin {
             compensated = CarrierCompensation.beginSpin();
         }
         if (until != Long.MAX_VALUE && (windowOver || spun >= SPIN_BEFORE_CROWD_CHECK_NANOS
-                && (!compensated && Thread.currentThread().isVirtual() || yields && RunQueue.crowded(now)))) {
+                && (!compensated && Thread.currentThread().isVirtual() || yields && (RunQueue.crowded(now)
+                || held(now))))) {
             stop();
             return false;
         }
-        pause(spun);
+        pause(spun, now);
         return true;
+    }
+
+    /**
+     * True while the core is contended: a recent yield lost it for long ({@link #SLOW_YIELD_NANOS}).
+     * A waiter then sleeps past its first pauses, as the JDK's selector does: the arrival of its
+     * data wakes it, and the kernel gives a woken thread its share of the core, which it does not
+     * give back to a thread that yields. When the hold is over the next wait yields again: fast,
+     * and the core is free (the hold starts short again); slow, and the hold doubles.
+     */
+    boolean held(long now) {
+        if (contended && now - contendedUntil >= 0) {
+            contended = false;
+            if (sliceBeforeHold >= 0) {
+                ThreadSlice.set(shortenedTid, sliceBeforeHold);
+                sliceBeforeHold = -1;
+            }
+        }
+        return contended;
     }
 
     /**
@@ -149,15 +200,41 @@ public final class AdaptiveSpin {
      * one. A bracketed virtual thread yields the core itself: {@code Thread.yield()} would hand
      * over only its carrier.
      */
-    private void pause(long spun) {
+    private void pause(long spun, long now) {
         if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
+            long before = System.nanoTime();
             if (compensated) {
                 CarrierCompensation.yieldCore();
             } else {
                 Thread.yield();
             }
+            yielded(now, System.nanoTime() - before);
         } else {
             Thread.onSpinWait();
         }
+    }
+
+    /**
+     * A yield at {@code now} took {@code took}: a slow one starts a hold of the yields
+     * ({@link #contended}) and shortens this thread's slice through it; a fast one means the
+     * core is free again, and the next hold starts short.
+     */
+    void yielded(long now, long took) {
+        if (took >= SLOW_YIELD_NANOS) {
+            if (!contended && sliceBeforeHold < 0) {
+                shortenedTid = ThreadSlice.currentTid();
+                sliceBeforeHold = shortenedTid > 0 ? ThreadSlice.set(shortenedTid, HOLD_SLICE_NANOS) : -1;
+            }
+            contended = true;
+            contendedUntil = now + took + holdNanos;
+            holdNanos = Math.min(MAX_HOLD_NANOS, 2 * holdNanos);
+        } else if (holdNanos != MIN_HOLD_NANOS) {
+            holdNanos = MIN_HOLD_NANOS;
+        }
+    }
+
+    /** How long the next slow yield holds the yields off (tests). */
+    long holdNanos() {
+        return holdNanos;
     }
 }
