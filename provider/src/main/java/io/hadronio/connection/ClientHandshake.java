@@ -1,5 +1,6 @@
 package io.hadronio.connection;
 
+import io.hadronio.observe.Fallback;
 import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.Reactor;
 
@@ -92,14 +93,14 @@ final class ClientHandshake extends Handshake {
         if (HandshakeMessages.kind(frame) == HandshakeMessages.PLAIN) {
             // the server has more hellos from our host waiting for their proof than it lets
             // wait (many connects at once): plain TCP for both, from here on
-            plain(key, "the server answered our hello with plain TCP (too many handshakes from this host at once)");
+            plain(key, Fallback.PEER_PLAIN, "the server answered our hello with plain TCP (too many handshakes from this host at once)");
             return;
         }
         HandshakeMessages.ServerHello hello = HandshakeMessages.decodeServerHello(frame);
         if (!HandshakeMessages.verifyServerHello(runtime.peers().secret(), clientHello, frame)
                 || !hello.profile().equals(runtime.endpointProfile())) {
             Reactor.writeFully(tcp, ByteBuffer.wrap(HandshakeMessages.signal(HandshakeMessages.PLAIN)));
-            plain(key, "the server does not prove our key, or its UCX endpoint settings differ ("
+            plain(key, Fallback.OTHER_KEY, "the server does not prove our key, or its UCX endpoint settings differ ("
                     + hello.profile() + ")");
             return;
         }
@@ -112,7 +113,7 @@ final class ClientHandshake extends Handshake {
     private void onReady(SelectionKey key, byte[] frame) throws IOException {
         byte kind = HandshakeMessages.kind(frame);
         if (kind == HandshakeMessages.PLAIN) {
-            plain(key, "the server chose plain TCP (it does not accept our key, or UCX would only use tcp)");
+            plain(key, Fallback.PEER_PLAIN, "the server chose plain TCP (it does not accept our key, or UCX would only use tcp)");
             return;
         }
         if (kind != HandshakeMessages.READY) {
@@ -139,14 +140,14 @@ final class ClientHandshake extends Handshake {
         connection = null;
     }
 
-    private void plain(SelectionKey key, String why) {
+    private void plain(SelectionKey key, Fallback reason, String why) {
         ended();
         connection.release();
         connection = null;
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection to " + peer(tcp) + " is plain TCP (" + why + ")");
         }
-        reactor.deregisterThen(key, life::handshakePlain);
+        reactor.deregisterThen(key, () -> life.handshakePlain(reason, why));
     }
 
     @Override

@@ -1,5 +1,8 @@
 package io.hadronio.connection;
 
+import io.hadronio.observe.ConnectionEvents;
+import io.hadronio.observe.Counters;
+import io.hadronio.observe.Fallback;
 import io.hadronio.reactor.Reactor;
 
 import java.io.IOException;
@@ -87,6 +90,13 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
     private volatile UcxHalf connection;
     // a handshake that failed: thrown by the connect that takes the outcome
     private IOException failure;
+    // why the connection stays off UCX, and how (or null), as first recorded where it was
+    // decided (fellBack; under the monitor), for the observing tools; null: nothing recorded
+    private volatile Fallback fallback;
+    private volatile String fallbackHow;
+    // when both directions of a connection that opened plain had moved to UCX (ms since the
+    // epoch, set in update); 0: not moved
+    private volatile long upgradedAt;
 
     // the move of a local connection to UCX (see UPGRADABLE): its session, the raw bytes each way
     private final ConnectionUpgrade upgrade;
@@ -167,10 +177,116 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         assert Thread.holdsLock(this);
         int w = word;
         int state = Math.max(w & LADDER, to);
-        word = (w & ~LADDER) | facts | state;
+        int next = (w & ~LADDER) | facts | state;
+        word = next;
+        if ((w & PATH_TCP) != 0 && !bothOnUcx(w) && bothOnUcx(next)) {
+            upgradeFinished();
+        }
         // last: the fields a caller sets before the update are part of what changed
       readinessChanged();
         return w;
+    }
+
+    /**
+     * Both directions of a connection that opened plain are on UCX now (under the monitor, in
+     * {@link #update}): counted, and a JFR event where enabled; a leaf like the monitor (the
+     * counter is lock-free, and the event is written to this thread's JFR buffer).
+     */
+    private void upgradeFinished() {
+        upgradedAt = System.currentTimeMillis();
+        Counters.jvm().upgradeFinished();
+        // the remote address as the channel noted it: asking the socket would take its lock here
+        String remote = peerText;
+        ConnectionEvents.upgraded(remote == null ? "" : remote, "");
+    }
+
+    // the remote address, as the channel noted it when the connection opened (observeAs); null before
+    private volatile String peerText;
+
+    /** The channel's note of the remote address, when the connection opened (for the observing tools). */
+    public void observeAs(String remote) {
+        peerText = remote;
+    }
+
+    /** The remote address, for the observing tools: the channel's note, or the kernel socket's; "" when none. */
+    public String peerText() {
+        String p = peerText;
+        if (p != null) {
+            return p;
+        }
+        try {
+            java.net.SocketAddress a = tcp.getRemoteAddress();
+            return a == null ? "" : a.toString();
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    /**
+     * The connection stays off UCX for {@code reason} ({@code how}: details, or null): recorded
+     * for the listing (the first reason wins), counted and, where enabled, a JFR event. Where the
+     * decision is made, never on a data path.
+     */
+    public void fellBack(Fallback reason, String how) {
+        synchronized (this) {
+            if (fallback != null) {
+                return;
+            }
+            fallbackHow = how;
+            fallback = reason;
+        }
+        Counters.jvm().fellBack(reason);
+        ConnectionEvents.fellBack(peerText(), reason, how);
+    }
+
+    /**
+     * Why the connection is not on UCX now, for the listing: null once both directions are on
+     * it; while it moves or waits to, {@link Fallback#UPGRADE_PENDING} or
+     * {@link Fallback#UPGRADE_NOT_TRIGGERED}; else the reason recorded ({@link #fellBack}), or
+     * {@code startFailed}'s {@link Fallback#UCX_NOT_STARTED}, or {@link Fallback#PEER_PLAIN}.
+     */
+    public Fallback whyNotOnUcx(boolean startFailed) {
+        int w = word;
+        if (connection != null && bothOnUcx(w)) {
+            return null;
+        }
+        Fallback f = fallback;
+        if (f != null) {
+            return f;
+        }
+        if ((w & UPGRADE_OFF) == 0 && (w & (UPGRADABLE | UPGRADE_READY | OUT_UCX | IN_UCX)) != 0) {
+            return Fallback.UPGRADE_PENDING;
+        }
+        if ((w & UPGRADE_OFF) == 0 && upgrade.session() != null) {
+            return startFailed ? Fallback.UCX_NOT_STARTED : Fallback.UPGRADE_NOT_TRIGGERED;
+        }
+        return startFailed ? Fallback.UCX_NOT_STARTED : Fallback.PEER_PLAIN;
+    }
+
+    /** The details of the recorded reason ({@link #fellBack}), or null. */
+    public String fallbackHow() {
+        return fallbackHow;
+    }
+
+    /** When both directions of a connection that opened plain had moved to UCX (ms since the epoch), or 0. */
+    public long upgradedAt() {
+        return upgradedAt;
+    }
+
+    /** The ladder's name: NEW, CONNECTING, OPEN, CLOSING, DRAINING, CLOSED. */
+    public String stateName() {
+        return ladderName(state());
+    }
+
+    private static String ladderName(int s) {
+        return switch (s) {
+            case NEW -> "NEW";
+            case CONNECTING -> "CONNECTING";
+            case OPEN -> "OPEN";
+            case CLOSING -> "CLOSING";
+            case DRAINING -> "DRAINING";
+            default -> "CLOSED";
+        };
     }
 
     /**
@@ -409,7 +525,8 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
      * The control thread's handshake ended with a server that does not share our key:
      * plain TCP, once finishConnect takes it (the socket has left the control thread).
      */
-    void handshakePlain() {
+    void handshakePlain(Fallback reason, String how) {
+        fellBack(reason, how);
         synchronized (this) {
             store(ask(Event.HANDSHAKE_PLAIN, 0));
             notifyAll();
@@ -419,6 +536,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
 
     /** The control thread's handshake failed (refused, reset, timed out). */
     void handshakeFailed(IOException cause) {
+        Counters.jvm().handshakeFailed();
         synchronized (this) {
             long r = ask(Event.HANDSHAKE_FAILED, 0);
             if ((LifecycleTable.actions(r) & KEEP_FAILURE) != 0) {
@@ -627,6 +745,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
     private synchronized void markReset(Event event, String reason) {
         if (resetReason == null) {
             resetReason = reason;
+            Counters.jvm().reset();
         }
         store(ask(event, 0));
     }
@@ -714,14 +833,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
     @Override
     public String toString() {
         int w = word;
-        return "ConnectionLifecycle[" + switch (w & LADDER) {
-            case NEW -> "NEW";
-            case CONNECTING -> "CONNECTING";
-            case OPEN -> "OPEN";
-            case CLOSING -> "CLOSING";
-            case DRAINING -> "DRAINING";
-            default -> "CLOSED";
-        } + ((w & PATH_UCX) != 0 ? " ucx" : (w & PATH_TCP) != 0 ? " tcp" : "")
+        return "ConnectionLifecycle[" + ladderName(w & LADDER) + ((w & PATH_UCX) != 0 ? " ucx" : (w & PATH_TCP) != 0 ? " tcp" : "")
                 + ((w & INPUT_SHUT) != 0 ? " input-shut" : "") + ((w & OUTPUT_SHUT) != 0 ? " output-shut" : "")
                 + ((w & FIN_SENT) != 0 ? " fin-sent" : "") + ((w & PEER_FIN) != 0 ? " peer-fin" : "")
                 + ((w & PEER_CLOSED) != 0 ? " peer-closed" : "") + ((w & RESET) != 0 ? " reset" : "")

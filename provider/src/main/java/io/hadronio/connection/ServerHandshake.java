@@ -1,5 +1,7 @@
 package io.hadronio.connection;
 
+import io.hadronio.observe.Counters;
+
 import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.Reactor;
 import io.hadronio.worker.WorkerGroup;
@@ -218,6 +220,7 @@ final class ServerHandshake extends Handshake {
     /** Closes the connection: it began our handshake and broke it (or its server closed). */
     void refuse(String why) {
         ended();
+        Counters.jvm().handshakeFailed();
         if (LOG.isLoggable(Level.WARNING)) {
             LOG.log(Level.WARNING, "hadroNIO: refused connection from " + peer(tcp) + ": " + why);
         }

@@ -1,5 +1,7 @@
 package io.hadronio.connection;
 
+import io.hadronio.observe.Fallback;
+
 import io.hadronio.platform.UnixSeqpacket;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -29,6 +31,13 @@ public final class UpgradeSession {
 
         /** The session ended (closed by either side, an error, or its deadline); called once, last. */
         void onEnd(String why);
+
+        /**
+         * Client: the listener declined the session before it opened, for {@code reason} (no
+         * accelerated listener, another key); {@code onEnd} follows.
+         */
+        default void onDeclined(Fallback reason) {
+        }
 
         /** Client: the session's socket exists (before anything is sent on it); {@link #shutdownNow} may end it. */
         default void onStart(UpgradeSession session) {

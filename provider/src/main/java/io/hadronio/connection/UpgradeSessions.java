@@ -1,5 +1,7 @@
 package io.hadronio.connection;
 
+import io.hadronio.observe.Fallback;
+
 import static io.hadronio.connection.RendezvousMessages.*;
 
 import io.hadronio.platform.EPollSet;
@@ -229,6 +231,8 @@ final class UpgradeSessions implements UpgradeSession.Owner {
             s = null;
         }
         if (s == null) {
+            // (another user's listener too: with per-user keys it cannot be one of ours)
+            h.onDeclined(Fallback.PEER_PLAIN);
             h.onEnd("no accelerated listener on port " + destination.getPort());
             return;
         }
@@ -252,6 +256,8 @@ final class UpgradeSessions implements UpgradeSession.Owner {
             if (m == null) {
                 if (u.socket.status() == UnixSeqpacket.EOF) {
                     pendingRegister.remove(u);
+                    // a listener closes without an answer when our registration did not prove its key
+                    u.handler.onDeclined(Fallback.OTHER_KEY);
                     u.end("the listener refused the upgrade");
                 }
                 return;
@@ -277,6 +283,7 @@ final class UpgradeSessions implements UpgradeSession.Owner {
             if (m.length != HEADER + HandshakeMessages.MAC_LENGTH || !isHeader(m, REGISTERED)
                     || !Secret.matches(secret.mac(UPGRADED_LABEL, u.nonce, u.register),
                     java.util.Arrays.copyOfRange(m, HEADER, m.length))) {
+                u.handler.onDeclined(Fallback.OTHER_KEY);
                 throw new IOException("the listener did not prove the key");
             }
             u.state = UpgradeSession.OPEN;

@@ -1,5 +1,6 @@
 package io.hadronio.nio;
 
+import io.hadronio.observe.Fallback;
 import io.hadronio.path.ChannelIo;
 import io.hadronio.path.KernelStream;
 import io.hadronio.connection.ConnectionLifecycle;
@@ -82,7 +83,13 @@ final class ClientConnect {
         }
         // a plain peer needs nothing of the runtime; the others need its start (the key, the
         // rendezvous, UCX), which this connect waits for, and is plain if that failed
-        if (!local && !runtime.config().isRemoteAccelerated(isa.getAddress()) || !runtime.awaitStarted()) {
+        if (!local && !runtime.config().isRemoteAccelerated(isa.getAddress())) {
+            life.fellBack(Fallback.NOT_IN_REMOTE_NETWORKS, null);
+            goPlain.run();
+            return connectPlain(isa, timeoutMillis);
+        }
+        if (!runtime.awaitStarted()) {
+            life.fellBack(Fallback.UCX_NOT_STARTED, String.valueOf(runtime.startFailure()));
             goPlain.run();
             return connectPlain(isa, timeoutMillis);
         }
@@ -98,6 +105,7 @@ final class ClientConnect {
             throw e;
         }
         if (!accelerate) {
+            life.fellBack(Fallback.PEER_PLAIN, local ? "no accelerated listener proved our key at the rendezvous" : null);
             goPlain.run();
             return connectPlain(isa, timeoutMillis);
         }

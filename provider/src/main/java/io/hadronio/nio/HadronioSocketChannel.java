@@ -6,6 +6,9 @@ import io.hadronio.path.ChannelIo;
 import io.hadronio.path.KernelStream;
 import io.hadronio.path.Paths;
 import io.hadronio.connection.ConnectionLifecycle;
+import io.hadronio.observe.SocketEvents;
+import io.hadronio.observe.SocketReadEvent;
+import io.hadronio.observe.SocketWriteEvent;
 import io.hadronio.runtime.UcxRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -58,6 +61,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     private final UpgradeConversion conversion;
     // connect and finishConnect: who the peer is, which way the connection starts
     private final ClientConnect connector;
+    // the connection as the observing tools see it (hadronio ss, the MBean, JFR's connection events)
+    private final ChannelObservation observation;
     // our selection keys; the lifecycle runs it when the connection's state changes or a UCX request completes
     private final ReadySignal readySignal = new ReadySignal();
     // reused one-element arrays for read(ByteBuffer)/write(ByteBuffer); under read/write lock
@@ -88,6 +93,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle accepted) {
         this(provider, runtime, accepted,
                 (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, life.tcp(), null));
+        observation.opened();
     }
 
     /** An accepted plain channel, connected; {@code prefix}: bytes already read from it, or null. */
@@ -96,6 +102,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this(provider, runtime, ConnectionLifecycle.acceptedPlain(runtime.control(), tcp),
                 (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, tcp, prefix));
         usePlainTcp();
+        observation.opened();
     }
 
     /** An accepted local stream connection ({@link LocalStreams}), connected. */
@@ -104,6 +111,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this(provider, runtime, ConnectionLifecycle.acceptedPlain(runtime.control(), accepted.channel()),
                 (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, accepted));
         usePlainTcp();
+        observation.opened();
     }
 
     private HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle life,
@@ -115,6 +123,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.paths = new Paths(life, this.kernel, io);
         this.conversion = new UpgradeConversion(locks, life, this.kernel, io, blockingLock(), this::afterUnlock);
         this.connector = new ClientConnect(runtime, life, this.kernel, io, conversion, this::usePlainTcp);
+        this.observation = new ChannelObservation(runtime, life, this.kernel, this.paths);
         life.readinessListener(readySignal);
     }
 
@@ -205,7 +214,11 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         writeLock.lock();
         try {
             ensureOpen();
-            return connector.connect(isa, timeoutMillis);
+            boolean connected = connector.connect(isa, timeoutMillis);
+            if (connected) {
+                observation.opened();
+            }
+            return connected;
         } finally {
             writeLock.unlock();
             readLock.unlock();
@@ -226,7 +239,11 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             writeLock.lock();
             try {
                 ensureOpen();
-                return connector.finish();
+                boolean connected = connector.finish();
+                if (connected) {
+                    observation.opened();
+                }
+                return connected;
             } finally {
                 writeLock.unlock();
             }
@@ -371,18 +388,20 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     // ---- data path -----------------------------------------------------------------------------
 
+    // Each read and write is JFR's io.hadronio.SocketRead/SocketWrite when a recording enables it,
+    // as the JDK's SocketChannelImpl emits jdk.SocketRead/SocketWrite: one check of the event
+    // type's enabled flag when none does (observe/SocketEvents), nothing allocated.
+
     @Override
     public int read(ByteBuffer dst) throws IOException {
         Objects.requireNonNull(dst);
-        readLock.lock();
-        try {
-            readOne[0] = dst;
-            return (int) implRead(readOne, 0, 1, 0);
-        } finally {
-            readOne[0] = null;
-            readLock.unlock();
-            afterUnlock();
+        if (!SocketEvents.readEnabled()) {
+            return readBuffer(dst, 0);
         }
+        SocketReadEvent e = SocketEvents.beginRead();
+        int n = readBuffer(dst, 0);
+        SocketEvents.endRead(e, n, remoteForEvent(), 0, paths.inputPath());
+        return n;
     }
 
     @Override
@@ -391,6 +410,36 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         for (int i = offset; i < offset + length; i++) {
             Objects.requireNonNull(dsts[i]);
         }
+        if (!SocketEvents.readEnabled()) {
+            return readBuffers(dsts, offset, length);
+        }
+        SocketReadEvent e = SocketEvents.beginRead();
+        long n = readBuffers(dsts, offset, length);
+        SocketEvents.endRead(e, n, remoteForEvent(), 0, paths.inputPath());
+        return n;
+    }
+
+    /** A read bounded by {@code timeoutMillis} (> 0) in blocking mode, for the socket adaptor. */
+    int timedRead(ByteBuffer dst, int timeoutMillis) throws IOException {
+        if (!SocketEvents.readEnabled()) {
+            return readBuffer(dst, timeoutMillis);
+        }
+        SocketReadEvent e = SocketEvents.beginRead();
+        int n = readBuffer(dst, timeoutMillis);
+        SocketEvents.endRead(e, n, remoteForEvent(), timeoutMillis, paths.inputPath());
+        return n;
+    }
+
+    /** The remote address for a JFR event (only when one is recorded); null when there is none. */
+    private SocketAddress remoteForEvent() {
+        try {
+            return kernel.remoteAddress();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private long readBuffers(ByteBuffer[] dsts, int offset, int length) throws IOException {
         readLock.lock();
         try {
             return implRead(dsts, offset, length, 0);
@@ -400,8 +449,8 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         }
     }
 
-    /** A read bounded by {@code timeoutMillis} (> 0) in blocking mode, for the socket adaptor. */
-    int timedRead(ByteBuffer dst, int timeoutMillis) throws IOException {
+    /** One buffer's read; {@code timeoutMillis} > 0: bounded, in blocking mode (the socket adaptor). */
+    private int readBuffer(ByteBuffer dst, int timeoutMillis) throws IOException {
         readLock.lock();
         try {
             readOne[0] = dst;
@@ -428,6 +477,16 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     @Override
     public int write(ByteBuffer src) throws IOException {
         Objects.requireNonNull(src);
+        if (!SocketEvents.writeEnabled()) {
+            return writeBuffer(src);
+        }
+        SocketWriteEvent e = SocketEvents.beginWrite();
+        int n = writeBuffer(src);
+        SocketEvents.endWrite(e, n, remoteForEvent(), paths.outputPath());
+        return n;
+    }
+
+    private int writeBuffer(ByteBuffer src) throws IOException {
         writeLock.lock();
         try {
             writeOne[0] = src;
@@ -445,6 +504,16 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         for (int i = offset; i < offset + length; i++) {
             Objects.requireNonNull(srcs[i]);
         }
+        if (!SocketEvents.writeEnabled()) {
+            return writeBuffers(srcs, offset, length);
+        }
+        SocketWriteEvent e = SocketEvents.beginWrite();
+        long n = writeBuffers(srcs, offset, length);
+        SocketEvents.endWrite(e, n, remoteForEvent(), paths.outputPath());
+        return n;
+    }
+
+    private long writeBuffers(ByteBuffer[] srcs, int offset, int length) throws IOException {
         writeLock.lock();
         try {
             return implWrite(srcs, offset, length);
@@ -517,6 +586,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
             }
         } finally {
             kernel.closed(takeMark);
+            observation.closed();
         }
     }
 

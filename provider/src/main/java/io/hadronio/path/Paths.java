@@ -3,6 +3,7 @@ package io.hadronio.path;
 import io.hadronio.config.TransportOption;
 import io.hadronio.path.Connection;
 import io.hadronio.connection.ConnectionLifecycle;
+import io.hadronio.observe.PathKind;
 import java.io.IOException;
 import java.net.Socket;
 import java.net.SocketOption;
@@ -25,6 +26,14 @@ public final class Paths {
     private final KernelStream kernel;
     private final UpgradingKernelPath upgrading;
     private final UcxPath ucx;
+    // the application's bytes so far, by the path that carried them: plain fields, each written
+    // only by its direction's reader or writer (under the channel's read or write lock), read
+    // racily by the observing tools (observe/Counters), which sum them when asked; no shared
+    // counter is touched per read or write
+    private long rawIn;
+    private long ucxIn;
+    private long rawOut;
+    private long ucxOut;
 
     public Paths(ConnectionLifecycle life, KernelStream kernel, ChannelIo io) {
         this.life = life;
@@ -42,8 +51,17 @@ public final class Paths {
     public long read(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
         long n;
         do {
-            n = life.inputRaw() ? kernelPath().read(dsts, offset, length, timeoutMillis)
-                    : ucx.read(dsts, offset, length, timeoutMillis);
+            if (life.inputRaw()) {
+                n = kernelPath().read(dsts, offset, length, timeoutMillis);
+                if (n > 0) {
+                    rawIn += n;
+                }
+            } else {
+                n = ucx.read(dsts, offset, length, timeoutMillis);
+                if (n > 0) {
+                    ucxIn += n;
+                }
+            }
         } while (n == DataPath.MOVED);
         return n;
     }
@@ -52,7 +70,17 @@ public final class Paths {
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
         long n;
         do {
-            n = life.outputRaw() ? kernelPath().write(srcs, offset, length) : ucx.write(srcs, offset, length);
+            if (life.outputRaw()) {
+                n = kernelPath().write(srcs, offset, length);
+                if (n > 0) {
+                    rawOut += n;
+                }
+            } else {
+                n = ucx.write(srcs, offset, length);
+                if (n > 0) {
+                    ucxOut += n;
+                }
+            }
         } while (n == DataPath.MOVED);
         return n;
     }
@@ -207,6 +235,36 @@ public final class Paths {
     }
 
     // ---- what the channel reports ----------------------------------------------------------------
+
+    /** The kernel's path of this connection: a local Unix stream, or TCP. */
+    private PathKind kernelKind() {
+        return kernel.isLocalStream() ? PathKind.KERNEL_UNIX : PathKind.KERNEL_TCP;
+    }
+
+    /** The path the input takes now (for a read's JFR event and the listing). */
+    public PathKind inputPath() {
+        return life.inputRaw() ? kernelKind() : PathKind.UCX;
+    }
+
+    /** The path the output takes now (for a write's JFR event). */
+    public PathKind outputPath() {
+        return life.outputRaw() ? kernelKind() : PathKind.UCX;
+    }
+
+    /** The connection's path: UCX once both directions are on it, else the kernel's. */
+    public PathKind path() {
+        return life.onUcx() ? PathKind.UCX : kernelKind();
+    }
+
+    /** Bytes the application read over {@code path} so far (racy: the reader's plain count). */
+    public long bytesIn(PathKind path) {
+        return path == PathKind.UCX ? ucxIn : path == kernelKind() ? rawIn : 0;
+    }
+
+    /** Bytes the application wrote over {@code path} so far (racy: the writer's plain count). */
+    public long bytesOut(PathKind path) {
+        return path == PathKind.UCX ? ucxOut : path == kernelKind() ? rawOut : 0;
+    }
 
     /**
      * The path the bytes take, as {@link TransportOption#TRANSPORT} reports it:

@@ -1,5 +1,8 @@
 package io.hadronio.path;
 
+import io.hadronio.observe.Counters;
+import io.hadronio.observe.Fallback;
+
 import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.connection.ConnectionServices;
 import io.hadronio.connection.SwitchSession;
@@ -103,6 +106,8 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
     // client: the session as soon as its socket exists (onStart), for end() from any thread
     private volatile UpgradeSession started;
     private volatile boolean outputEndedEarly;
+    // client: why the listener declined the session (onDeclined), or null; rendezvous thread only
+    private Fallback declined;
 
     private Upgrade(ConnectionServices runtime, ConnectionLifecycle life, boolean client) {
         this.runtime = runtime;
@@ -251,10 +256,17 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         }
     }
 
+    /** Client: why the listener declined the session, for the fallback that {@code onEnd} records. */
+    @Override
+    public void onDeclined(Fallback reason) {
+        declined = reason;
+    }
+
     @Override
     public void onOpen(UpgradeSession s) {
         touched = true;
         session = s;
+        Counters.jvm().upgradeStarted();
         if (closeRequested || life.state() != ConnectionLifecycle.OPEN) {
             s.close();
             return;
@@ -264,7 +276,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
                 connection = runtime.newHalf(life);
                 s.send(HELLO, hello(connection));
             } catch (Exception e) {
-                abandon("cannot make the UCX half: " + e);
+                abandon(Fallback.UPGRADE_FAILED, "cannot make the UCX half: " + e);
             }
         }
         if (outputEndedEarly) {
@@ -282,7 +294,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         try {
             switch (kind) {
                 case HELLO -> onHello(body);
-                case PLAIN -> abandon("the peer keeps the connection plain");
+                case PLAIN -> abandon(Fallback.PEER_DECLINED, "the peer keeps the connection plain");
                 case SWITCH -> {
                     inOrder(PathSwitch.actions(ask(PathSwitch.Event.SWITCH, 0)), "SWITCH out of order");
                     long n = body.getLong();
@@ -332,7 +344,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
             if (life.upgradeOff()) {
                 life.reset("upgrade: " + e.getMessage());
             }
-            abandon(e.getMessage());
+            abandon(Fallback.UPGRADE_FAILED, e.getMessage());
         }
     }
 
@@ -343,7 +355,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         HandshakeMessages.Hello hello = HandshakeMessages.decodeHello(frame, HandshakeMessages.CLIENT_HELLO);
         if (!hello.profile().equals(runtime.endpointProfile())) {
             session.send(PLAIN, new byte[0]);
-            abandon("the peer's UCX endpoint settings differ (" + hello.profile() + ")");
+            abandon(Fallback.PROFILE_DIFFERS, "the peer's UCX endpoint settings differ (" + hello.profile() + ")");
             return;
         }
         try {
@@ -354,16 +366,16 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
             connection.connect(hello.connectionId(), hello.sliceSize(), hello.sliceCount(), hello.workerAddress());
         } catch (Exception e) {
             session.send(PLAIN, new byte[0]);
-            abandon("cannot connect to the peer's worker: " + e);
+            abandon(Fallback.UPGRADE_FAILED, "cannot connect to the peer's worker: " + e);
             return;
         }
         if (runtime.config().kernelTcp() && connection.onlyTcp()) {
             session.send(PLAIN, new byte[0]);
-            abandon("UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
+            abandon(Fallback.UCX_TCP_ONLY, "UCX would carry it over tcp only: the kernel's TCP connection carries the bytes");
             return;
         }
         if (!life.upgradeReady(connection)) {
-            abandon("the channel closed during the upgrade");
+            abandon(Fallback.UPGRADE_FAILED, "the channel closed during the upgrade");
             return;
         }
         // the lifecycle owns the UCX half now (it frees it when the channel closes). Before the
@@ -386,8 +398,11 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         life.upgrade().switchIdleOutput();
     }
 
-    /** Gives up on the upgrade: the connection stays plain (or, if a direction switched, goes on as it is). */
-    private void abandon(String why) {
+    /**
+     * Gives up on the upgrade: the connection stays plain for {@code reason} (or, if a direction
+     * switched, goes on as it is).
+     */
+    private void abandon(Fallback reason, String why) {
         int a = step(PathSwitch.Event.ABANDON, connection != null ? HALF : 0);
         if ((a & UNCHANGED) != 0) {
             return;
@@ -395,8 +410,12 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "hadroNIO: connection stays on TCP (" + why + ")");
         }
-        if ((a & UPGRADE_OFF) != 0) {
-            life.upgradeOff();
+        if (session != null) {
+            // (one whose session never opened did not start: its reason says why)
+            Counters.jvm().upgradeAbandoned();
+        }
+        if ((a & UPGRADE_OFF) != 0 && !life.upgradeOff()) {
+            life.fellBack(reason, why);
         }
         if ((a & RELEASE) != 0) {
             connection.release();
@@ -429,7 +448,7 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
             life.ending().stopAwaitingPeer();
         }
         if ((a & GIVE_UP) != 0) {
-            abandon(why);
+            abandon(declined != null ? declined : Fallback.UPGRADE_FAILED, why);
         }
         if ((a & RESET_UNTAKEN) != 0) {
             // we switched and the peer never took it: its channel closed (or it died, or broke the
@@ -445,7 +464,10 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
             life.resetOutput("Connection reset by peer (it closed where no record of it could reach us: " + why + ")");
         }
         if ((a & UPGRADE_OFF) != 0) {
-            life.upgradeOff();
+            Counters.jvm().upgradeAbandoned();
+            if (!life.upgradeOff()) {
+                life.fellBack(Fallback.UPGRADE_FAILED, "the upgrade session ended before a switch: " + why);
+            }
         }
     }
 

@@ -1,5 +1,7 @@
 package io.hadronio.path;
 
+import io.hadronio.observe.Fallback;
+
 import io.hadronio.connection.ConnectionLifecycle;
 import io.hadronio.connection.ConnectionServices;
 
@@ -209,7 +211,9 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
 
     /** An accepted connection that no session will meet: it stays plain, and lets go of the listener's name. */
     private void drop(Accepted a) {
-        a.life.upgradeOff();
+        if (!a.life.upgradeOff()) {
+            a.life.fellBack(Fallback.PEER_PLAIN, "no upgrade session came from the client");
+        }
         if (a.hold != null) {
             runtime.peers().rendezvous().release(a.hold);
         }

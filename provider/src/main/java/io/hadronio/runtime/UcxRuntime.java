@@ -8,6 +8,7 @@ import io.hadronio.path.Connection;
 import io.hadronio.path.ConnectionMemory;
 import io.hadronio.path.UcxHousekeeping;
 import io.hadronio.path.Upgrades;
+import io.hadronio.observe.ProviderMonitor;
 import io.hadronio.platform.LazyLogger;
 import io.hadronio.reactor.ControlLoop;
 import io.hadronio.worker.WorkerGroup;
@@ -93,6 +94,9 @@ public final class UcxRuntime implements ConnectionServices {
         java.util.concurrent.Callable<Started> maker = () -> {
             try {
                 beforeStart.run();
+                // the MBean io.hadronio:type=Provider, off the caller's thread like the rest of the
+                // start (the platform MBeanServer costs a cold JVM tens of ms); never fails the start
+                ProviderMonitor.register(config);
                 Started made = make(secret);
                 outcome.accept(null);
                 return made;

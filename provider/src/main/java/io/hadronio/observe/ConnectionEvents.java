@@ -1,0 +1,140 @@
+package io.hadronio.observe;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+import jdk.jfr.Timestamp;
+
+/**
+ * A connection's life as JFR events, one per event of it: opened (with its path), upgraded (both
+ * directions on UCX), fell back (with the reason), closed (with its bytes). Each is enabled with
+ * no threshold: they are as rare as connections. Emitted off the data path; each method checks
+ * whether its event is enabled first, so a JVM recording nothing makes nothing.
+ */
+public final class ConnectionEvents {
+    private static final Opened OPENED = new Opened();
+    private static final Upgraded UPGRADED = new Upgraded();
+    private static final FellBack FELL_BACK = new FellBack();
+    private static final Closed CLOSED = new Closed();
+
+    private ConnectionEvents() {
+    }
+
+    /** A connection opened on {@code path} ({@link PathKind#label()}). */
+    public static void opened(String local, String remote, String path, String transport) {
+        if (OPENED.isEnabled()) {
+            Opened e = new Opened();
+            e.local = local;
+            e.remote = remote;
+            e.path = path;
+            e.transport = transport;
+            e.commit();
+        }
+    }
+
+    /** Both directions of a connection moved to UCX. */
+    public static void upgraded(String remote, String transport) {
+        if (UPGRADED.isEnabled()) {
+            Upgraded e = new Upgraded();
+            e.remote = remote;
+            e.transport = transport;
+            e.commit();
+        }
+    }
+
+    /** A connection stays off UCX for {@code reason}; {@code how}: details, or null. */
+    public static void fellBack(String remote, Fallback reason, String how) {
+        if (FELL_BACK.isEnabled()) {
+            FellBack e = new FellBack();
+            e.remote = remote;
+            e.reasonCode = reason.code();
+            e.reason = how == null ? reason.words() : reason.words() + ": " + how;
+            e.commit();
+        }
+    }
+
+    /** A connection's channel closed, after {@code bytesIn} read and {@code bytesOut} written. */
+    public static void closed(String local, String remote, String path, long bytesIn, long bytesOut, long openedAt) {
+        if (CLOSED.isEnabled()) {
+            Closed e = new Closed();
+            e.local = local;
+            e.remote = remote;
+            e.path = path;
+            e.bytesIn = bytesIn;
+            e.bytesOut = bytesOut;
+            e.openedAt = openedAt;
+            e.commit();
+        }
+    }
+
+    @Name("io.hadronio.ConnectionOpened")
+    @Label("Connection Opened")
+    @Category({"hadroNIO"})
+    @Description("A hadroNIO connection opened")
+    @StackTrace(false)
+    static final class Opened extends jdk.jfr.Event {
+        @Label("Local Address")
+        String local;
+        @Label("Remote Address")
+        String remote;
+        @Label("Path")
+        @Description("kernel-tcp, kernel-unix or ucx")
+        String path;
+        @Label("Transport")
+        @Description("What HadronioSocketOptions.TRANSPORT reads")
+        String transport;
+    }
+
+    @Name("io.hadronio.ConnectionUpgraded")
+    @Label("Connection Upgraded")
+    @Category({"hadroNIO"})
+    @Description("Both directions of a hadroNIO connection moved to UCX")
+    @StackTrace(false)
+    static final class Upgraded extends jdk.jfr.Event {
+        @Label("Remote Address")
+        String remote;
+        @Label("Transport")
+        String transport;
+    }
+
+    @Name("io.hadronio.ConnectionFellBack")
+    @Label("Connection Fell Back")
+    @Category({"hadroNIO"})
+    @Description("A hadroNIO connection stays on the kernel")
+    @StackTrace(false)
+    static final class FellBack extends jdk.jfr.Event {
+        @Label("Remote Address")
+        String remote;
+        @Label("Reason Code")
+        @Description("A stable code: peer-plain, other-key, not-in-remote-networks, ucx-tcp-only, ...")
+        String reasonCode;
+        @Label("Reason")
+        String reason;
+    }
+
+    @Name("io.hadronio.ConnectionClosed")
+    @Label("Connection Closed")
+    @Category({"hadroNIO"})
+    @Description("A hadroNIO connection's channel closed")
+    @StackTrace(false)
+    static final class Closed extends jdk.jfr.Event {
+        @Label("Local Address")
+        String local;
+        @Label("Remote Address")
+        String remote;
+        @Label("Path")
+        String path;
+        @Label("Bytes Read")
+        @DataAmount
+        long bytesIn;
+        @Label("Bytes Written")
+        @DataAmount
+        long bytesOut;
+        @Label("Opened")
+        @Timestamp(Timestamp.MILLISECONDS_SINCE_EPOCH)
+        long openedAt;
+    }
+}
