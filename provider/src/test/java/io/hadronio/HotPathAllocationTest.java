@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The data path allocates nothing: blocking 8-byte ping-pong through the public API, with the
- * bytes the client thread allocated counted by the JVM
+ * The data path allocates nothing, its JFR events disabled (no recording): blocking 8-byte
+ * ping-pong through the public API, with the bytes the client thread allocated counted by the JVM
  * ({@code ThreadMXBean.getCurrentThreadAllocatedBytes}) over many round trips after
  * warm-up. The two ends sit on separate workers (as in two processes). Allocation is
  * behaviour, not timing: the quietest window must allocate not a single byte.
@@ -43,6 +43,9 @@ class HotPathAllocationTest {
             System.clearProperty("hadronio.polling");
         }
         assertTrue(provider.isAccelerated());
+        // no recording: what is measured below is the data path with its JFR events disabled
+        // (one isEnabled() check each, observe/SocketEvents), as in a JVM nobody records
+        assertTrue(!io.hadronio.observe.SocketEvents.readEnabled() && !io.hadronio.observe.SocketEvents.writeEnabled());
     }
 
     @AfterAll
