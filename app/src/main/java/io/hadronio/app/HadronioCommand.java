@@ -2,6 +2,7 @@ package io.hadronio.app;
 
 import io.hadronio.app.blocking.BlockingCommand;
 import io.hadronio.app.blocking.NonBlockingCommand;
+import io.hadronio.app.doctor.DoctorCommand;
 import io.hadronio.app.evaluate.EvaluateCommand;
 import io.hadronio.app.grpc.GrpcCommand;
 import io.hadronio.app.jetty.JettyCommand;
@@ -28,7 +29,7 @@ import picocli.CommandLine.Spec;
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
         subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class,
             GrpcCommand.class, JettyCommand.class, JGroupsCommand.class, LoadCommand.class, EvaluateCommand.class,
-            MachineCommand.class, ProbeCommand.class,
+            MachineCommand.class, ProbeCommand.class, DoctorCommand.class,
             CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec
