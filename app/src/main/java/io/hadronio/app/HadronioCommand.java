@@ -11,6 +11,7 @@ import io.hadronio.app.load.LoadCommand;
 import io.hadronio.app.machine.MachineCommand;
 import io.hadronio.app.netty.NettyCommand;
 import io.hadronio.app.probe.ProbeCommand;
+import io.hadronio.app.ss.SsCommand;
 import io.hadronio.app.ucx.UcxCommand;
 import io.hadronio.ucx.Ucx;
 import picocli.CommandLine;
@@ -29,7 +30,7 @@ import picocli.CommandLine.Spec;
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
         subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class,
             GrpcCommand.class, JettyCommand.class, JGroupsCommand.class, LoadCommand.class, EvaluateCommand.class,
-            MachineCommand.class, ProbeCommand.class, DoctorCommand.class,
+            MachineCommand.class, ProbeCommand.class, DoctorCommand.class, SsCommand.class,
             CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {
     @Spec

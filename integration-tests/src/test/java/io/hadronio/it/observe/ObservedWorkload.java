@@ -37,6 +37,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code NETTY port serverPort bytes}: Netty's NIO transport, an echo of NETTY_BYTES in chunks.</li>
  * <li>{@code PLAIN port}: a blocking channel to a {@code java.net.ServerSocket} (the JDK's own
  *     socket, not hadroNIO): a plain peer.</li>
+ * <li>{@code LOCAL port} (with {@code hold}): a hadroNIO pair that wrote once, so its upgrade
+ *     never began (it begins at a later write).</li>
  * </ul>
  * With {@code hold} it then prints {@code READY} and keeps every connection open until stdin
  * closes (for {@code hadronio ss}); otherwise it closes them, prints {@code DONE} and exits.
@@ -110,10 +112,7 @@ public final class ObservedWorkload {
                     out.write(new byte[10]);
                     say("PLAIN " + ((InetSocketAddress) toPlain.getLocalAddress()).getPort());
                     if (hold) {
-                        say("READY");
-                        while (System.in.read() >= 0) {
-                            // until stdin closes
-                        }
+                        holdWithAnIdlePair(server);
                     }
                 }
                 toPlain.close();
@@ -123,6 +122,23 @@ public final class ObservedWorkload {
         }
         say("DONE");
         System.exit(0);
+    }
+
+    /** A pair that wrote once (its upgrade never begins), held with the others until stdin closes. */
+    private static void holdWithAnIdlePair(ServerSocketChannel server) throws Exception {
+        try (java.nio.channels.SocketChannel idle = java.nio.channels.SocketChannel.open(server.getLocalAddress());
+             java.nio.channels.SocketChannel idlePeer = server.accept()) {
+            idle.write(ByteBuffer.allocate(10));
+            ByteBuffer b = ByteBuffer.allocate(10);
+            while (b.hasRemaining()) {
+                idlePeer.read(b);
+            }
+            say("LOCAL " + ((InetSocketAddress) idle.getLocalAddress()).getPort());
+            say("READY");
+            while (System.in.read() >= 0) {
+                // until stdin closes
+            }
+        }
     }
 
     /** A Netty echo of NETTY_BYTES; returns the client's local port, the server's and the bytes echoed. */
