@@ -197,7 +197,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         Counters.jvm().upgradeFinished();
         // the remote address as the channel noted it: asking the socket would take its lock here
         String remote = peerText;
-        ConnectionEvents.upgraded(remote == null ? "" : remote, "");
+        ConnectionEvents.upgraded(remote == null ? "" : remote);
     }
 
     // the remote address, as the channel noted it when the connection opened (observeAs); null before

@@ -35,12 +35,14 @@ public final class ConnectionEvents {
         }
     }
 
-    /** Both directions of a connection moved to UCX. */
-    public static void upgraded(String remote, String transport) {
+    /**
+     * Both directions of a connection moved to UCX. (Its transports are not named: asking the UCX
+     * half takes its worker's lock, which the lifecycle's monitor, held here, must not take.)
+     */
+    public static void upgraded(String remote) {
         if (UPGRADED.isEnabled()) {
             Upgraded e = new Upgraded();
             e.remote = remote;
-            e.transport = transport;
             e.commit();
         }
     }
@@ -96,8 +98,6 @@ public final class ConnectionEvents {
     static final class Upgraded extends jdk.jfr.Event {
         @Label("Remote Address")
         String remote;
-        @Label("Transport")
-        String transport;
     }
 
     @Name("io.hadronio.ConnectionFellBack")
