@@ -19,21 +19,19 @@ import java.nio.channels.SelectionKey;
  * path's: the kernel socket's fd (a selector polls it) while on the kernel, UCX's completions
  * (signalled) once switched. What the channel does to a direction beyond its bytes (shut it
  * down, change its blocking mode, send urgent data) goes to its path here too, and so does what
- * the channel reports of them ({@link #transport()}, {@link #describe()}).
+ * the channel reports of them ({@link #transport()}, {@link #describe()}), and the bytes each
+ * direction carried by path ({@link DirectionBytes}, for the observing tools).
  */
 public final class Paths {
     private final ConnectionLifecycle life;
     private final KernelStream kernel;
     private final UpgradingKernelPath upgrading;
     private final UcxPath ucx;
-    // the application's bytes so far, by the path that carried them: plain fields, each written
-    // only by its direction's reader or writer (under the channel's read or write lock), read
-    // racily by the observing tools (observe/Counters), which sum them when asked; no shared
-    // counter is touched per read or write
-    private long rawIn;
-    private long ucxIn;
-    private long rawOut;
-    private long ucxOut;
+    // the application's bytes so far, by the path that carried them, one padded object per
+    // direction (each written only by its reader or writer); the observing tools sum them when
+    // asked (observe/Counters): no shared counter is touched per read or write
+    private final DirectionBytes in = new DirectionBytes();
+    private final DirectionBytes out = new DirectionBytes();
 
     public Paths(ConnectionLifecycle life, KernelStream kernel, ChannelIo io) {
         this.life = life;
@@ -54,12 +52,12 @@ public final class Paths {
             if (life.inputRaw()) {
                 n = kernelPath().read(dsts, offset, length, timeoutMillis);
                 if (n > 0) {
-                    rawIn += n;
+                    in.addRaw(n);
                 }
             } else {
                 n = ucx.read(dsts, offset, length, timeoutMillis);
                 if (n > 0) {
-                    ucxIn += n;
+                    in.addUcx(n);
                 }
             }
         } while (n == DataPath.MOVED);
@@ -73,12 +71,12 @@ public final class Paths {
             if (life.outputRaw()) {
                 n = kernelPath().write(srcs, offset, length);
                 if (n > 0) {
-                    rawOut += n;
+                    out.addRaw(n);
                 }
             } else {
                 n = ucx.write(srcs, offset, length);
                 if (n > 0) {
-                    ucxOut += n;
+                    out.addUcx(n);
                 }
             }
         } while (n == DataPath.MOVED);
@@ -258,12 +256,12 @@ public final class Paths {
 
     /** Bytes the application read over {@code path} so far (racy: the reader's plain count). */
     public long bytesIn(PathKind path) {
-        return path == PathKind.UCX ? ucxIn : path == kernelKind() ? rawIn : 0;
+        return path == PathKind.UCX ? in.ucx() : path == kernelKind() ? in.raw() : 0;
     }
 
     /** Bytes the application wrote over {@code path} so far (racy: the writer's plain count). */
     public long bytesOut(PathKind path) {
-        return path == PathKind.UCX ? ucxOut : path == kernelKind() ? rawOut : 0;
+        return path == PathKind.UCX ? out.ucx() : path == kernelKind() ? out.raw() : 0;
     }
 
     /**
