@@ -1,5 +1,7 @@
 package io.hadronio.connection;
 
+import io.hadronio.observe.Fallback;
+
 import io.hadronio.config.HadronioConfig;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -68,22 +70,29 @@ public final class Peers {
     }
 
     /**
-     * For a client about to connect to {@code destination}: true when it should speak the
-     * handshake (the server proved it expects us, or the destination's network is
-     * configured as accelerated), false for plain TCP.
+     * For a client about to connect to {@code destination}: null when it should speak the
+     * handshake (the server proved it expects us, or the destination's network is configured
+     * as accelerated), else why the connection is plain TCP: no accelerated listener
+     * ({@link Fallback#PEER_PLAIN}), one of another user or key ({@link Fallback#OTHER_KEY}:
+     * it refused our registration or did not prove the key), or a destination in no configured
+     * network ({@link Fallback#NOT_IN_REMOTE_NETWORKS}).
      *
      * @param bind binds the connecting socket if it is not bound yet and returns its
      *             local address; called only when an accelerated listener answers
      * @throws IOException when a local server took our registration but never confirmed it
      *                     (neither plain nor accelerated is safe then)
      */
-    public boolean accelerateTo(InetSocketAddress destination, Callable<InetSocketAddress> bind, long deadline)
+    public Fallback whyPlain(InetSocketAddress destination, Callable<InetSocketAddress> bind, long deadline)
             throws IOException {
         InetAddress a = destination.getAddress();
         if (isLocal(a)) {
-            return rendezvous.register(destination, bind, deadline);
+            return switch (rendezvous.tryRegister(destination, bind, deadline)) {
+                case REGISTERED -> null;
+                case OTHER_USER, REFUSED, BAD_ANSWER -> Fallback.OTHER_KEY;
+                default -> Fallback.PEER_PLAIN;
+            };
         }
-        return config.isRemoteAccelerated(a);
+        return config.isRemoteAccelerated(a) ? null : Fallback.NOT_IN_REMOTE_NETWORKS;
     }
 
     /** For a server that accepted a connection from {@code remote} on {@code localPort}. */

@@ -97,15 +97,15 @@ final class ClientConnect {
         // on a loaded machine) would have spent it, and the connection gone plain
         long rendezvousDeadline = System.nanoTime()
                 + TimeUnit.MILLISECONDS.toNanos(Math.min(1000, runtime.config().handshakeMillis()));
-        boolean accelerate;
+        Fallback plain;
         try {
-            accelerate = runtime.peers().accelerateTo(isa, kernel::boundForRendezvous, rendezvousDeadline);
+            plain = runtime.peers().whyPlain(isa, kernel::boundForRendezvous, rendezvousDeadline);
         } catch (IOException e) {
             io.close();
             throw e;
         }
-        if (!accelerate) {
-            life.fellBack(Fallback.PEER_PLAIN, local ? "no accelerated listener proved our key at the rendezvous" : null);
+        if (plain != null) {
+            life.fellBack(plain, null);
             goPlain.run();
             return connectPlain(isa, timeoutMillis);
         }

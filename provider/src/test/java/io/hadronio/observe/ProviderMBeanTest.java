@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hadronio.HadronioProvider;
+import io.hadronio.config.HadronioConfig;
 import io.hadronio.path.UpgradedPairs;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
@@ -13,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
+import java.nio.file.Path;
 import java.util.Map;
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
@@ -27,12 +29,16 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The counters and the listing of connections, read as a monitoring tool reads them: through a
  * real JMX connection (an RMI connector server on a local port) to the MBean
  * {@code io.hadronio:type=Provider}. One connection moves to UCX, one goes to a plain (JDK)
- * server; every field of their rows and the counters' changes are checked.
+ * server, one to a hadroNIO server with another key; every field of their rows and the counters'
+ * changes are checked.
  */
 @Timeout(120)
 class ProviderMBeanTest {
@@ -171,6 +177,44 @@ class ProviderMBeanTest {
                     assertEquals(0L, d.get("upgradedAt"));
                     assertTrue((Long) d.get("bytesOut") >= 100, d.toString());
                     assertTrue(entry("BytesOutByPath", "kernel-tcp") >= tcpOut + 100);
+                }
+            }
+        }
+    }
+
+    /** Upgrade mode: the upgrade's session is refused; eager mode: the rendezvous refuses the registration. */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void shouldSayWhenThePeerRunsHadronioWithAnotherKey(boolean upgrade, @TempDir Path dir) throws Exception {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("hadronio.upgrade", String.valueOf(upgrade));
+        p.setProperty("hadronio.upgrade.delay", "0");
+        HadronioProvider ours = upgrade ? provider : new HadronioProvider(HadronioConfig.from(p));
+        p.setProperty("hadronio.secret.file", dir.resolve("other-secret").toString());
+        HadronioProvider other = new HadronioProvider(HadronioConfig.from(p));
+        assertTrue(other.isAccelerated() && ours.isAccelerated());
+        long otherKeys = entry("FallbacksByReason", Fallback.OTHER_KEY.code());
+        try (ServerSocketChannel listener = other.openServerSocketChannel()) {
+            listener.bind(new InetSocketAddress("127.0.0.1", 0));
+            try (SocketChannel client = ours.openSocketChannel()) {
+                client.connect(listener.getLocalAddress());
+                try (SocketChannel accepted = listener.accept()) {
+                    ByteBuffer b = ByteBuffer.allocate(100);
+                    long deadline = System.nanoTime() + 10_000_000_000L;
+                    do {
+                        assertTrue(System.nanoTime() < deadline, "no fallback counted: " + row(client));
+                        b.clear();
+                        client.write(b);
+                        b.clear();
+                        while (b.hasRemaining()) {
+                            accepted.read(b);
+                        }
+                        Thread.sleep(1);
+                    } while (entry("FallbacksByReason", Fallback.OTHER_KEY.code()) == otherKeys);
+                    CompositeData d = row(client);
+                    assertEquals("other-key", d.get("reasonCode"), d.toString());
+                    assertTrue(((String) d.get("path")).startsWith("kernel-"), d.toString());
+                    assertEquals(0L, d.get("upgradedAt"));
                 }
             }
         }

@@ -22,7 +22,8 @@ import picocli.CommandLine;
 /**
  * {@code hadronio doctor} on this machine, and with what an operator gets wrong, each reported
  * as FAIL (or WARN) with its fix: a key file others can read, a key too short, an unreadable
- * {@code /dev/shm}, {@code hadronio.ucx.TLS=bogus}, an invalid property, a ptrace restriction.
+ * {@code /dev/shm}, {@code hadronio.ucx.TLS=bogus}, an invalid property, remote networks this host
+ * is not in, a ptrace restriction.
  * The command runs in this JVM, its properties set for the run only.
  */
 class DoctorCommandTest {
@@ -133,6 +134,26 @@ class DoctorCommandTest {
                 && l.contains("invalid value for system property hadronio.slice.count: '1'")), r.out());
         assertTrue(r.out().contains("fix: correct or remove the property"), r.out());
         assertTrue(r.out().contains("hadronio doctor: FAIL"), r.out());
+    }
+
+    @Test
+    void shouldWarnOfRemoteNetworksNoInterfaceIsIn() throws Exception {
+        // a unique-local IPv6 host no interface here has
+        Run r = doctor(Map.of("hadronio.remote.networks", "fd00:dead:beef::1/128"), "--json");
+        JsonNode c = r.check("remote-networks");
+        assertEquals("WARN", c.get("status").asText(), c.toString());
+        assertTrue(c.get("detail").asText().contains("no interface of this host"), c.toString());
+        // one of this host's own addresses: an interface is in it
+        java.net.InetAddress own = java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
+                .filter(a -> !a.isLoopbackAddress() && a instanceof java.net.Inet4Address).findFirst().orElse(null);
+        if (own != null) {
+            JsonNode ok = doctor(Map.of("hadronio.remote.networks", own.getHostAddress() + "/32"), "--json")
+                    .check("remote-networks");
+            assertEquals("OK", ok.get("status").asText(), ok.toString());
+        }
+        JsonNode invalid = doctor(Map.of("hadronio.remote.networks", "not-a-network"), "--json").check("properties");
+        assertEquals("FAIL", invalid.get("status").asText(), invalid.toString());
     }
 
     @Test
