@@ -15,17 +15,20 @@ import jdk.jfr.Timestamp;
  * whether its event is enabled first, so a JVM recording nothing makes nothing.
  */
 public final class ConnectionEvents {
-    private static final Opened OPENED = new Opened();
-    private static final Upgraded UPGRADED = new Upgraded();
-    private static final FellBack FELL_BACK = new FellBack();
-    private static final Closed CLOSED = new Closed();
-
     private ConnectionEvents() {
+    }
+
+    /** Asked only isEnabled(). Loaded only with jdk.jfr ({@link JdkModules}). */
+    private static final class Probes {
+        static final Opened OPENED = new Opened();
+        static final Upgraded UPGRADED = new Upgraded();
+        static final FellBack FELL_BACK = new FellBack();
+        static final Closed CLOSED = new Closed();
     }
 
     /** A connection opened on {@code path} ({@link PathKind#label()}). */
     public static void opened(String local, String remote, String path, String transport) {
-        if (OPENED.isEnabled()) {
+        if (JdkModules.JFR && Probes.OPENED.isEnabled()) {
             Opened e = new Opened();
             e.local = local;
             e.remote = remote;
@@ -40,7 +43,7 @@ public final class ConnectionEvents {
      * half takes its worker's lock, which the lifecycle's monitor, held here, must not take.)
      */
     public static void upgraded(String remote) {
-        if (UPGRADED.isEnabled()) {
+        if (JdkModules.JFR && Probes.UPGRADED.isEnabled()) {
             Upgraded e = new Upgraded();
             e.remote = remote;
             e.commit();
@@ -49,7 +52,7 @@ public final class ConnectionEvents {
 
     /** A connection stays off UCX for {@code reason}; {@code how}: details, or null. */
     public static void fellBack(String remote, Fallback reason, String how) {
-        if (FELL_BACK.isEnabled()) {
+        if (JdkModules.JFR && Probes.FELL_BACK.isEnabled()) {
             FellBack e = new FellBack();
             e.remote = remote;
             e.reasonCode = reason.code();
@@ -60,7 +63,7 @@ public final class ConnectionEvents {
 
     /** A connection's channel closed, after {@code bytesIn} read and {@code bytesOut} written. */
     public static void closed(String local, String remote, String path, long bytesIn, long bytesOut, long openedAt) {
-        if (CLOSED.isEnabled()) {
+        if (JdkModules.JFR && Probes.CLOSED.isEnabled()) {
             Closed e = new Closed();
             e.local = local;
             e.remote = remote;

@@ -13,21 +13,23 @@ import java.net.SocketAddress;
  * (which escape analysis usually removes), and commits those past the threshold.
  */
 public final class SocketEvents {
-    // asked only isEnabled(), never begun or committed: one object for every thread
-    private static final SocketReadEvent READ_PROBE = new SocketReadEvent();
-    private static final SocketWriteEvent WRITE_PROBE = new SocketWriteEvent();
-
     private SocketEvents() {
+    }
+
+    /** Asked only isEnabled(), never begun or committed: one object for every thread. Loaded only with jdk.jfr. */
+    private static final class Probes {
+        static final SocketReadEvent READ = new SocketReadEvent();
+        static final SocketWriteEvent WRITE = new SocketWriteEvent();
     }
 
     /** True while a recording has {@code io.hadronio.SocketRead} enabled. */
     public static boolean readEnabled() {
-        return READ_PROBE.isEnabled();
+        return JdkModules.JFR && Probes.READ.isEnabled();
     }
 
     /** True while a recording has {@code io.hadronio.SocketWrite} enabled. */
     public static boolean writeEnabled() {
-        return WRITE_PROBE.isEnabled();
+        return JdkModules.JFR && Probes.WRITE.isEnabled();
     }
 
     /** An event begun now, for a read about to start. */

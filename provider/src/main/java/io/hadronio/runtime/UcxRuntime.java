@@ -96,7 +96,9 @@ public final class UcxRuntime implements ConnectionServices {
                 beforeStart.run();
                 // the MBean io.hadronio:type=Provider, off the caller's thread like the rest of the
                 // start (the platform MBeanServer costs a cold JVM tens of ms); never fails the start
-                ProviderMonitor.register(config);
+                if (io.hadronio.observe.JdkModules.MANAGEMENT) {
+                    ProviderMonitor.register(config);
+                }
                 Started made = make(secret);
                 outcome.accept(null);
                 return made;
