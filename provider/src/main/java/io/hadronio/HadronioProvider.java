@@ -106,7 +106,8 @@ public class HadronioProvider extends SelectorProvider {
         LOG.log(Level.WARNING, message);
     }
 
-    static String version() {
+    /** This build's version (the jar's Implementation-Version; "dev" from classes). */
+    public static String version() {
         String v = HadronioProvider.class.getPackage().getImplementationVersion();
         return v == null ? "dev" : v;
     }

@@ -28,7 +28,7 @@ public final class ConnectionEvents {
 
     /** A connection opened on {@code path} ({@link PathKind#label()}). */
     public static void opened(String local, String remote, String path, String transport) {
-        if (JdkModules.JFR && Probes.OPENED.isEnabled()) {
+        if (JdkModules.jfrStarted() && Probes.OPENED.isEnabled()) {
             Opened e = new Opened();
             e.local = local;
             e.remote = remote;
@@ -43,7 +43,7 @@ public final class ConnectionEvents {
      * half takes its worker's lock, which the lifecycle's monitor, held here, must not take.)
      */
     public static void upgraded(String remote) {
-        if (JdkModules.JFR && Probes.UPGRADED.isEnabled()) {
+        if (JdkModules.jfrStarted() && Probes.UPGRADED.isEnabled()) {
             Upgraded e = new Upgraded();
             e.remote = remote;
             e.commit();
@@ -52,7 +52,7 @@ public final class ConnectionEvents {
 
     /** A connection stays off UCX for {@code reason}; {@code how}: details, or null. */
     public static void fellBack(String remote, Fallback reason, String how) {
-        if (JdkModules.JFR && Probes.FELL_BACK.isEnabled()) {
+        if (JdkModules.jfrStarted() && Probes.FELL_BACK.isEnabled()) {
             FellBack e = new FellBack();
             e.remote = remote;
             e.reasonCode = reason.code();
@@ -63,7 +63,7 @@ public final class ConnectionEvents {
 
     /** A connection's channel closed, after {@code bytesIn} read and {@code bytesOut} written. */
     public static void closed(String local, String remote, String path, long bytesIn, long bytesOut, long openedAt) {
-        if (JdkModules.JFR && Probes.CLOSED.isEnabled()) {
+        if (JdkModules.jfrStarted() && Probes.CLOSED.isEnabled()) {
             Closed e = new Closed();
             e.local = local;
             e.remote = remote;

@@ -9,12 +9,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.management.MBeanServerFactory;
 import javax.management.ObjectName;
 
 /**
  * The MBean {@code io.hadronio:type=Provider} ({@link ProviderMXBean}) over the JVM's
- * {@link Counters} and {@link OpenConnections}. Registered once per JVM, when a provider's
- * runtime starts ({@link #register}), in the platform MBeanServer; a JVM where JMX is missing
+ * {@link Counters} and {@link OpenConnections}. Registered once per JVM, in the platform
+ * MBeanServer once something made it ({@link #registerWhenJmxIsUp}); a JVM where JMX is missing
  * or refuses it runs on without it (one DEBUG line).
  */
 public final class ProviderMonitor implements ProviderMXBean {
@@ -29,20 +30,55 @@ public final class ProviderMonitor implements ProviderMXBean {
         this.config = config;
     }
 
+    /** The system property a hadroNIO JVM carries (its version): {@code hadronio ss} reads it through the attach API before it starts anything in a JVM. */
+    public static final String MARKER_PROPERTY = "io.hadronio.provider";
+    // how often the watch looks whether this JVM's JMX is up
+    private static final long WATCH_MILLIS = 500;
+
     /**
-     * Registers the MBean for {@code config} unless this JVM has it already (the first
-     * provider's configuration is the one shown). Never throws: without JMX the application
-     * runs on, unobserved.
+     * Registers the MBean for {@code config} (the first provider's configuration is the one shown)
+     * once this JVM's JMX is up: at once if an MBeanServer exists, else from a daemon thread that
+     * looks twice a second and ends with the registration. Making the platform MBeanServer costs
+     * a short JVM ~0.1 s of CPU, so hadroNIO never makes it: the application does, or a tool that
+     * attaches (JConsole, {@code hadronio ss}: the JDK's local management agent makes it). Never
+     * throws: without JMX the application runs on, unobserved.
      */
-    public static void register(HadronioConfig config) {
+    public static void registerWhenJmxIsUp(HadronioConfig config, String version) {
         if (!REGISTERED.compareAndSet(false, true)) {
             return;
         }
         try {
+            System.setProperty(MARKER_PROPERTY, version);
+        } catch (RuntimeException e) {
+            // a property the application forbids: ss finds this JVM by its MBean only
+        }
+        if (registeredNow(config)) {
+            return;
+        }
+        Thread watch = new Thread(() -> {
+            try {
+                while (!registeredNow(config)) {
+                    Thread.sleep(WATCH_MILLIS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "hadronio-jmx-watch");
+        watch.setDaemon(true);
+        watch.start();
+    }
+
+    /** True when the MBean is registered, or never will be (JMX refused it); false while no MBeanServer exists. */
+    private static boolean registeredNow(HadronioConfig config) {
+        try {
+            if (MBeanServerFactory.findMBeanServer(null).isEmpty()) {
+                return false;
+            }
             ManagementFactory.getPlatformMBeanServer().registerMBean(new ProviderMonitor(config), new ObjectName(NAME));
         } catch (Exception | LinkageError e) {
             LOG.log(System.Logger.Level.DEBUG, () -> "hadroNIO: no MBean " + NAME + ": " + e);
         }
+        return true;
     }
 
     @Override

@@ -24,12 +24,12 @@ public final class SocketEvents {
 
     /** True while a recording has {@code io.hadronio.SocketRead} enabled. */
     public static boolean readEnabled() {
-        return JdkModules.JFR && Probes.READ.isEnabled();
+        return JdkModules.jfrStarted() && Probes.READ.isEnabled();
     }
 
     /** True while a recording has {@code io.hadronio.SocketWrite} enabled. */
     public static boolean writeEnabled() {
-        return JdkModules.JFR && Probes.WRITE.isEnabled();
+        return JdkModules.jfrStarted() && Probes.WRITE.isEnabled();
     }
 
     /** An event begun now, for a read about to start. */

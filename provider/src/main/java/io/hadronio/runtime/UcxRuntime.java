@@ -94,10 +94,10 @@ public final class UcxRuntime implements ConnectionServices {
         java.util.concurrent.Callable<Started> maker = () -> {
             try {
                 beforeStart.run();
-                // the MBean io.hadronio:type=Provider, off the caller's thread like the rest of the
-                // start (the platform MBeanServer costs a cold JVM tens of ms); never fails the start
+                // the MBean io.hadronio:type=Provider, once this JVM's JMX is up (never making it);
+                // never fails the start
                 if (io.hadronio.observe.JdkModules.MANAGEMENT) {
-                    ProviderMonitor.register(config);
+                    ProviderMonitor.registerWhenJmxIsUp(config, io.hadronio.HadronioProvider.version());
                 }
                 Started made = make(secret);
                 outcome.accept(null);

@@ -59,13 +59,19 @@ class ProviderMBeanTest {
     @BeforeAll
     static void start() throws Exception {
         provider = UpgradedPairs.upgradingAtOnce();
-        // the MBean comes with the runtime's start
         assertTrue(provider.isAccelerated());
         server = JMXConnectorServerFactory.newJMXConnectorServer(new JMXServiceURL("rmi", "127.0.0.1", 0), null,
                 ManagementFactory.getPlatformMBeanServer());
         server.start();
         connector = JMXConnectorFactory.connect(server.getAddress());
         jmx = connector.getMBeanServerConnection();
+        // registered once this JVM's JMX is up (the platform MBeanServer made just above): the
+        // provider's watch looks twice a second; bounded by the test's own deadline
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!jmx.isRegistered(NAME)) {
+            assertTrue(System.nanoTime() - deadline < 0, "the MBean was not registered once JMX was up");
+            Thread.sleep(20);
+        }
     }
 
     @AfterAll

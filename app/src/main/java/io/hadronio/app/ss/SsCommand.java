@@ -41,6 +41,10 @@ import picocli.CommandLine.Spec;
 public final class SsCommand implements Callable<Integer> {
     /** The MBean every hadroNIO JVM registers (io.hadronio.observe.ProviderMonitor). */
     static final String MBEAN = "io.hadronio:type=Provider";
+    // the system property a hadroNIO JVM carries (ProviderMonitor.MARKER_PROPERTY)
+    static final String MARKER = "io.hadronio.provider";
+    // how long the MBean may take to appear once the agent made the JVM's JMX (its watch looks every 0.5 s)
+    private static final long MBEAN_WAIT_NANOS = 3_000_000_000L;
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS")
             .withZone(ZoneId.systemDefault());
 
@@ -104,6 +108,10 @@ public final class SsCommand implements Callable<Integer> {
         VirtualMachine vm = VirtualMachine.attach(id);
         String address;
         try {
+            // a JVM without hadroNIO is left as it is: no management agent started in it
+            if (vm.getSystemProperties().getProperty(MARKER) == null) {
+                return null;
+            }
             address = vm.startLocalManagementAgent();
         } finally {
             vm.detach();
@@ -111,8 +119,14 @@ public final class SsCommand implements Callable<Integer> {
         try (JMXConnector c = JMXConnectorFactory.connect(new JMXServiceURL(address))) {
             MBeanServerConnection s = c.getMBeanServerConnection();
             ObjectName mbean = new ObjectName(MBEAN);
-            if (!s.isRegistered(mbean)) {
-                return null;
+            // the provider registers its MBean only once the JVM's JMX is up, which the agent just
+            // brought about: its watch looks twice a second
+            long deadline = System.nanoTime() + MBEAN_WAIT_NANOS;
+            while (!s.isRegistered(mbean)) {
+                if (System.nanoTime() - deadline > 0) {
+                    return null;
+                }
+                Thread.sleep(50);
             }
             List<Map<String, Object>> rows = new ArrayList<>();
             for (CompositeData d : (CompositeData[]) s.getAttribute(mbean, "Connections")) {
