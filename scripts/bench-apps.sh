@@ -28,6 +28,8 @@
 #   GRPC_IN_FLIGHT  gRPC calls in flight (default 32)
 #   JETTY_IN_FLIGHT Jetty requests in flight (default 16)
 #   JGROUPS_SIZE    JGroups message and RPC argument bytes (default 100)
+#   BASELINE_JAR    another hadronio-app.jar, run as provider "before" in every round (an A/B of two builds,
+#                   each next to the same JDK runs)
 #   JGROUPS_ARGS    more options for "jgroups benchmark", e.g. --platform-threads (default none)
 #   SERVER_CPU / CLIENT_CPU   cores of the server and client JVMs (default 0 / 1)
 #   MEMBER_CPUS     cores of the three JGroups members (default "0 1 1": member 0 alone, like a server)
@@ -58,6 +60,7 @@ CLIENT_CPU="${CLIENT_CPU:-1}"
 MEMBER_CPUS="${MEMBER_CPUS:-0 1 1}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-150}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
+BASELINE_JAR="${BASELINE_JAR:-}"
 LOG_DIR="${LOG_DIR:-$HADRONIO_ROOT/docs/results/raw/apps-$(date +%Y%m%d-%H%M%S)}"
 JAVA_OPTS="${JAVA_OPTS:-}"
 STRICT="${STRICT:-0}"
@@ -98,15 +101,16 @@ first_error() {
 
 # java PROVIDER CPU LOG ARGS...: starts "hadronio ARGS" on PROVIDER pinned to CPU, output to LOG; sets PID
 java_bg() {
-  local provider="$1" cpu="$2" log="$3" dis=false
+  local provider="$1" cpu="$2" log="$3" dis=false jar="$APP_JAR"
   shift 3
   [ "$provider" = jdk ] && dis=true
+  [ "$provider" = before ] && jar="$BASELINE_JAR"
   # there before the caller reads it (the redirection below happens in the child)
   : >"$log"
   # shellcheck disable=SC2086
-  echo "DISABLE_HADRONIO=$dis taskset -c $cpu java $JAVA_OPTS -jar $APP_JAR $*" >>"$LOG_DIR/commands.txt"
+  echo "DISABLE_HADRONIO=$dis taskset -c $cpu java $JAVA_OPTS -jar $jar $*" >>"$LOG_DIR/commands.txt"
   # shellcheck disable=SC2086
-  DISABLE_HADRONIO=$dis timeout "$RUN_TIMEOUT" taskset -c "$cpu" "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$APP_JAR" "$@" \
+  DISABLE_HADRONIO=$dis timeout "$RUN_TIMEOUT" taskset -c "$cpu" "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$jar" "$@" \
     >"$log" 2>&1 &
   PID=$!
   PIDS+=("$PID")
@@ -116,6 +120,8 @@ java_bg() {
 check_lines() {
   local provider="$1" lines="$2" log="$3" l
   [ -n "$lines" ] || { REASON="no RESULT line: $(first_error "$log")"; return; }
+  # the older build reports itself as hadroNIO
+  [ "$provider" = before ] && provider=hadronio
   while IFS= read -r l; do
     if [ "$(field "$l" provider)" != "$provider" ]; then
       REASON="asked for $provider, the JVM reports provider=$(field "$l" provider) ($log)"; return
@@ -263,7 +269,8 @@ run_rounds() {
   local round app provider order tag
   for ((round = 1; round <= RUNS; round++)); do
     # JDK first in odd rounds, hadroNIO first in even ones: JDK, hadroNIO, hadroNIO, JDK, ...
-    order=$([ $((round % 2)) = 1 ] && echo "jdk hadronio" || echo "hadronio jdk")
+    order=$([ $((round % 2)) = 1 ] && echo "jdk hadronio${BASELINE_JAR:+ before}" \
+      || echo "${BASELINE_JAR:+before }hadronio jdk")
     for app in $APPS; do
       for provider in $order; do
         tag="r$round-$app-$provider"
@@ -291,8 +298,13 @@ print_table() {
   echo "each loop: $WARMUP s warm-up, $DURATION s measured; medians of $RUNS interleaved rounds (JDK first in odd rounds)"
   echo "gRPC: $SIZE B calls on one channel; Jetty: GET, $SIZE B responses, HTTP/1.1 keep-alive; JGroups: 3 members, $JGROUPS_SIZE B messages${JGROUPS_ARGS:+ ($JGROUPS_ARGS)}"
   echo
-  echo "| app | figure | JDK median | hadroNIO median | hadroNIO/JDK | JDK rounds | hadroNIO rounds | transport (JDK; hadroNIO) |"
-  echo "|---|---|---:|---:|---:|---|---|---|"
+  if [ -n "$BASELINE_JAR" ]; then
+    echo "| app | figure | JDK median | hadroNIO median | hadroNIO/JDK | before median | before/JDK | JDK rounds | hadroNIO rounds | before rounds | transport (JDK; hadroNIO) |"
+    echo "|---|---|---:|---:|---:|---:|---:|---|---|---|---|"
+  else
+    echo "| app | figure | JDK median | hadroNIO median | hadroNIO/JDK | JDK rounds | hadroNIO rounds | transport (JDK; hadroNIO) |"
+    echo "|---|---|---:|---:|---:|---|---|---|"
+  fi
   local first t
   for app in $APPS; do
     first=1
@@ -303,8 +315,11 @@ print_table() {
       first=0
       jdk="$(median <<<"${V[$app:$key:jdk]//x/}")"
       had="$(median <<<"${V[$app:$key:hadronio]//x/}")"
+      bef="-"
+      [ -z "$BASELINE_JAR" ] || bef="$(median <<<"${V[$app:$key:before]//x/}")"
       awk -v app="$app" -v what="$what" -v j="$jdk" -v h="$had" -v jr="${V[$app:$key:jdk]# }" \
-          -v hr="${V[$app:$key:hadronio]# }" -v t="$t" '
+          -v hr="${V[$app:$key:hadronio]# }" -v t="$t" -v b="$bef" -v br="${V[$app:$key:before]:-}" \
+          -v withb="${BASELINE_JAR:+1}" '
         function fmt(x) { return x == "-" ? "-" : x >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x) }
         function rounds(s,   n, a, i, out) {
           n = split(s, a, " "); out = ""
@@ -313,6 +328,11 @@ print_table() {
         }
         BEGIN {
           ratio = (j == "-" || h == "-" || j == 0) ? "-" : sprintf("%.2f×", h / j)
+          if (withb) {
+            bratio = (j == "-" || b == "-" || j == 0) ? "-" : sprintf("%.2f×", b / j)
+            sub(/^ /, "", br)
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", app, what, fmt(j), fmt(h), ratio, fmt(b), bratio, rounds(jr), rounds(hr), rounds(br), t
+          } else
           printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", app, what, fmt(j), fmt(h), ratio, rounds(jr), rounds(hr), t
         }'
     done < <(figures "$app")
@@ -321,7 +341,7 @@ print_table() {
   echo "hadroNIO/JDK: above 1 is hadroNIO ahead for rates, behind for latencies (µs). x: a failed run."
   local any=0 p
   for app in $APPS; do
-    for p in jdk hadronio; do
+    for p in jdk hadronio ${BASELINE_JAR:+before}; do
       [ -n "${R[$app:$p]:-}" ] || continue
       [ "$any" = 1 ] || { echo; echo "failures:"; any=1; }
       sort -u <<<"${R[$app:$p]}" | awk 'NF' | sed "s/^/  $app on $p: /"

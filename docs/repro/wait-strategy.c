@@ -7,9 +7,13 @@
  *
  *   gcc -O2 -pthread -o /tmp/wait-strategy docs/repro/wait-strategy.c
  *   /tmp/wait-strategy MODE BUSY [SLICE_US]
- *     MODE 0: spin 2 us, then sched_yield until the message (hadroNIO before)
+ *     MODE 0: spin 2 us, then sched_yield until the message (hadroNIO before the hold)
  *          1: spin 2 us, then sleep on the eventfd (poll)
  *          2: as 0, but a yield of 50 us or more makes the waiter sleep instead for 20 ms
+ *          3: spin with CPU pauses only, never yield or sleep
+ *          4: as 1, with a 100-us slice set before each sleep and the default set back after it
+ *          5: as 0, but a yield of 250 us or more starts a hold (8 ms, doubling while yields stay
+ *             slow): through it the waiter sleeps, with a 100-us slice (hadroNIO's AdaptiveSpin)
  *     BUSY 1: the busy thread runs; 0: it does not
  *     SLICE_US: the waiter's sched_setattr slice (SCHED_OTHER, Linux 6.12+), e.g. 100
  */
@@ -116,13 +120,38 @@ int main(int argc, char **argv) {
             perror("sched_setattr");
         }
     }
-    uint64_t hold_until = 0, yields = 0, long_yields = 0;
+    uint64_t hold_until = 0, yields = 0, long_yields = 0, hold = 8000000; int inhold = 0;
     int n = 0;
     while (n < N && !stop) {
         uint64_t start = now(), s;
         while (!(s = atomic_load(&sent))) {
             uint64_t t = now();
             if (t - start < 2000) {
+                __builtin_ia32_pause();
+                continue;
+            }
+            if (mode == 5) {
+                if (inhold && t >= hold_until) {
+                    struct sched_attr_v0 at; memset(&at, 0, sizeof at); at.size = sizeof at; at.sched_runtime = 0;
+                    syscall(SYS_sched_setattr, 0, &at, 0);
+                    inhold = 0;
+                }
+                if (!inhold) {
+                    sched_yield();
+                    uint64_t took = now() - t;
+                    yields++;
+                    if (took >= 250000) {
+                        long_yields++;
+                        inhold = 1; hold_until = now() + hold; if (hold < 1000000000) hold *= 2;
+                        struct sched_attr_v0 at; memset(&at, 0, sizeof at); at.size = sizeof at; at.sched_runtime = 100000;
+                        syscall(SYS_sched_setattr, 0, &at, 0);
+                    } else {
+                        hold = 8000000;
+                    }
+                    continue;
+                }
+            }
+            if (mode == 3) {
                 __builtin_ia32_pause();
                 continue;
             }
@@ -144,7 +173,15 @@ int main(int argc, char **argv) {
                 break;
             }
             struct pollfd p = {efd, POLLIN, 0};
+            if (mode == 4) {
+                struct sched_attr_v0 at; memset(&at, 0, sizeof at); at.size = sizeof at; at.sched_runtime = 100000;
+                syscall(SYS_sched_setattr, 0, &at, 0);
+            }
             poll(&p, 1, 100);
+            if (mode == 4) {
+                struct sched_attr_v0 at; memset(&at, 0, sizeof at); at.size = sizeof at; at.sched_runtime = 0;
+                syscall(SYS_sched_setattr, 0, &at, 0);
+            }
             uint64_t v;
             if (read(efd, &v, 8) < 0) {
                 /* nothing to drain: woken by the timeout */
