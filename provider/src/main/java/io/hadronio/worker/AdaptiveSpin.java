@@ -2,7 +2,6 @@ package io.hadronio.worker;
 
 import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.platform.RunQueue;
-import io.hadronio.platform.ThreadSlice;
 
 /**
  * The spin of an adaptive waiter ({@code hadronio.polling}) before it sleeps: blocking reads and
@@ -48,21 +47,14 @@ public final class AdaptiveSpin {
      * took a request and went back to sleep: nothing wakes a yielded thread when its data comes,
      * so while that thread wants the core, each further yield costs a slice (4 ms here, with
      * 0.1 ms of the waiter's in between: a load client's core made 1 pass of its loop per 4 ms
-     * while its JIT compiled).
+     * while its JIT compiled). A millisecond, not less: Jetty's server threads, handed requests
+     * by a yield, often keep the core for longer than 250 us, and holding the yields off there
+     * cost 16 requests in flight 15-20 % of their rate (docs/architecture.md "The wait strategy").
      */
-    static final long SLOW_YIELD_NANOS = 250_000;
+    static final long SLOW_YIELD_NANOS = 1_000_000;
     /** How long a slow yield holds the yields off at first; it doubles up to {@link #MAX_HOLD_NANOS} while they stay slow. */
     static final long MIN_HOLD_NANOS = 8_000_000;
     static final long MAX_HOLD_NANOS = 1_000_000_000;
-    /**
-     * The time slice of a thread through its hold ({@link ThreadSlice}): woken by its data, a
-     * thread with a slice shorter than the running one's preempts it at once; with the default
-     * slice it waits for the end of the other's (a load client behind its JIT compiler: p99 0.1
-     * to 0.4 ms with it, 0.7-0.8 ms without, docs/architecture.md "The wait strategy"). Only
-     * through the hold: a thread that yields with a short slice stays due before the one it
-     * yields to, and the yield hands nothing over.
-     */
-    static final long HOLD_SLICE_NANOS = 100_000;
 
     /** Refusals to arm in a row that a waiter always looks at again at once ({@link #napAfterRefusal}). */
     static final int REFUSALS_BEFORE_NAP = 2;
@@ -86,10 +78,6 @@ public final class AdaptiveSpin {
     private boolean contended;
     // how long the next slow yield holds the yields off (doubles while they stay slow)
     private long holdNanos = MIN_HOLD_NANOS;
-    // the slice the thread had before this hold shortened it (-1: not shortened), and which thread
-    // (a selector's spin may serve another thread by the time the hold ends)
-    private long sliceBeforeHold = -1;
-    private long shortenedTid;
 
     public AdaptiveSpin(long windowNanos, boolean yields) {
         this.windowNanos = windowNanos;
@@ -141,10 +129,6 @@ public final class AdaptiveSpin {
     boolean held(long now) {
         if (contended && now - contendedUntil >= 0) {
             contended = false;
-            if (sliceBeforeHold >= 0) {
-                ThreadSlice.set(shortenedTid, sliceBeforeHold);
-                sliceBeforeHold = -1;
-            }
         }
         return contended;
     }
@@ -216,15 +200,10 @@ public final class AdaptiveSpin {
 
     /**
      * A yield at {@code now} took {@code took}: a slow one starts a hold of the yields
-     * ({@link #contended}) and shortens this thread's slice through it; a fast one means the
-     * core is free again, and the next hold starts short.
+     * ({@link #held}); a fast one means the core is free again, and the next hold starts short.
      */
     void yielded(long now, long took) {
         if (took >= SLOW_YIELD_NANOS) {
-            if (!contended && sliceBeforeHold < 0) {
-                shortenedTid = ThreadSlice.currentTid();
-                sliceBeforeHold = shortenedTid > 0 ? ThreadSlice.set(shortenedTid, HOLD_SLICE_NANOS) : -1;
-            }
             contended = true;
             contendedUntil = now + took + holdNanos;
             holdNanos = Math.min(MAX_HOLD_NANOS, 2 * holdNanos);

@@ -20,8 +20,8 @@ import picocli.CommandLine;
  * ({@link ObservedWorkload} with {@code hold}, in the upgrade mode with local streams): a blocking
  * pair moved to UCX, a connection to {@code java.net.ServerSocket} on kernel TCP (a plain peer), and
  * a local-stream pair before its upgrade; every field of their rows is checked, as the command
- * reads them through the attach API and the JVM's local JMX agent. Only by PID: without one the
- * command would attach to every JVM of this user, the machine's other work included.
+ * reads them through the attach API and the JVM's local JMX agent. Without a PID it lists every
+ * hadroNIO JVM of this user and starts no management agent in a JVM without hadroNIO.
  */
 @Timeout(120)
 class SsCommandTest {
@@ -113,6 +113,35 @@ class SsCommandTest {
             assertTrue(text.out().lines().anyMatch(l -> l.startsWith(pid) && l.contains(":" + plain + " ")
                     && l.contains("kernel-tcp") && l.contains("peer-plain")), text.out());
             assertTrue(text.out().contains("why: the peer does not run hadroNIO"), text.out());
+        }
+    }
+
+    @Test
+    void withoutAPidShouldListTheHadronioJvmAndLeaveAJvmWithoutItAlone() throws Exception {
+        try (ChildJvm plain = ChildJvm.start(ObservedWorkload.class, List.of(), "hold");
+             ChildJvm ours = ChildJvm.start(ObservedWorkload.class, List.of(
+                     "-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER, "-Dhadronio.upgrade=true",
+                     "-Dhadronio.local.stream=true"), "hold")) {
+            plain.expect("READY");
+            ours.expect("READY");
+            String plainPid = String.valueOf(plain.process().pid());
+            String ourPid = String.valueOf(ours.process().pid());
+            Run r = ss("--json");
+            assertEquals(0, r.exit(), r.err());
+            JsonNode jvms = new ObjectMapper().readTree(r.out());
+            boolean listed = false;
+            for (JsonNode j : jvms) {
+                assertTrue(!j.get("pid").asText().equals(plainPid), "a JVM without hadroNIO was listed: " + r.out());
+                listed |= j.get("pid").asText().equals(ourPid) && j.get("connections").size() > 0;
+            }
+            assertTrue(listed, "the hadroNIO JVM and its connections are listed: " + r.out());
+            com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(plainPid);
+            try {
+                assertEquals(null, vm.getAgentProperties().getProperty("com.sun.management.jmxremote.localConnectorAddress"),
+                        "ss started a management agent in a JVM without hadroNIO");
+            } finally {
+                vm.detach();
+            }
         }
     }
 
