@@ -47,7 +47,7 @@ public final class CarrierCompensation {
     // int sched_yield(void)
     private static final MethodHandle SCHED_YIELD = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("sched_yield").orElseThrow(),
-            WordCalls.word(0));
+            WordCalls.call(0));
 
     static {
         MethodHandle begin = null;
@@ -167,7 +167,7 @@ public final class CarrierCompensation {
      */
     public static void yieldCore() {
         try {
-            long ignored = (long) SCHED_YIELD.invokeExact();
+            long ignored = (long) SCHED_YIELD.invokeExact(0L, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("sched_yield", t);
         }

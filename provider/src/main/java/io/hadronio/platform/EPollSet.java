@@ -42,21 +42,21 @@ public final class EPollSet implements AutoCloseable {
             .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
     private static final MethodHandle MH$create = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_create1").orElseThrow(),
-            WordCalls.word(1), ERRNO);
+            WordCalls.call(1), ERRNO);
     private static final MethodHandle MH$ctl = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_ctl").orElseThrow(),
-            WordCalls.word(4), ERRNO);
+            WordCalls.call(4), ERRNO);
     private static final MethodHandle MH$wait = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_wait").orElseThrow(),
-            WordCalls.word(4), ERRNO);
+            WordCalls.call(4), ERRNO);
     // the same without capturing errno: a capture segment costs an allocation per call until C2
     // has compiled the caller (the selection passes' hot path); errno is asked again on failure
     private static final MethodHandle MH$waitFast = LINKER.downcallHandle(
             LINKER.defaultLookup().find("epoll_wait").orElseThrow(),
-            WordCalls.word(4));
+            WordCalls.call(4));
     private static final MethodHandle MH$close = LINKER.downcallHandle(
             LINKER.defaultLookup().find("close").orElseThrow(),
-            WordCalls.word(1));
+            WordCalls.call(1));
 
     // shared: a selector is often made in one thread and selected in another
     private final Arena arena = Arena.ofShared();
@@ -71,7 +71,7 @@ public final class EPollSet implements AutoCloseable {
     public EPollSet(int initialCapacity) throws IOException {
         int fd;
         try {
-            fd = (int) (long) MH$create.invokeExact(errno, (long) EPOLL_CLOEXEC);
+            fd = (int) (long) MH$create.invokeExact(errno, (long) EPOLL_CLOEXEC, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("epoll_create1", t);
         }
@@ -219,7 +219,7 @@ public final class EPollSet implements AutoCloseable {
         }
         closed = true;
         try {
-            long ignored = (long) MH$close.invokeExact((long) epfd);
+            long ignored = (long) MH$close.invokeExact((long) epfd, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("close", t);
         }

@@ -23,19 +23,19 @@ public final class EventFd implements AutoCloseable {
     /** {@snippet lang=c : int eventfd(unsigned int initval, int flags); } */
     private static final MethodHandle MH$eventfd = LINKER.downcallHandle(
             LINKER.defaultLookup().find("eventfd").orElseThrow(),
-            WordCalls.word(2));
+            WordCalls.call(2));
     /** {@snippet lang=c : ssize_t write(int fd, const void *buf, size_t count); } */
     private static final MethodHandle MH$write = LINKER.downcallHandle(
             LINKER.defaultLookup().find("write").orElseThrow(),
-            WordCalls.word(3));
+            WordCalls.call(3));
     /** {@snippet lang=c : ssize_t read(int fd, void *buf, size_t count); } */
     private static final MethodHandle MH$read = LINKER.downcallHandle(
             LINKER.defaultLookup().find("read").orElseThrow(),
-            WordCalls.word(3));
+            WordCalls.call(3));
     /** {@snippet lang=c : int close(int fd); } */
     private static final MethodHandle MH$close = LINKER.downcallHandle(
             LINKER.defaultLookup().find("close").orElseThrow(),
-            WordCalls.word(1));
+            WordCalls.call(1));
 
     private final Arena arena = Arena.ofShared();
     // the value every signal adds (1); never written after construction
@@ -50,7 +50,7 @@ public final class EventFd implements AutoCloseable {
         one.set(JAVA_LONG, 0, 1L);
         int f;
         try {
-            f = (int) (long) MH$eventfd.invokeExact(0L, (long) (EFD_NONBLOCK | EFD_CLOEXEC));
+            f = (int) (long) MH$eventfd.invokeExact(0L, (long) (EFD_NONBLOCK | EFD_CLOEXEC), 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("eventfd", t);
         }
@@ -71,7 +71,7 @@ public final class EventFd implements AutoCloseable {
             return;
         }
         try {
-            long n = (long) MH$write.invokeExact((long) fd, one.address(), 8L);
+            long n = (long) MH$write.invokeExact((long) fd, one.address(), 8L, 0L);
             // n < 0 only with EAGAIN (the counter is near 2^64): it is readable anyway
         } catch (Throwable t) {
             throw new AssertionError("write(eventfd)", t);
@@ -81,7 +81,7 @@ public final class EventFd implements AutoCloseable {
     /** Makes the fd unreadable again (non-blocking: nothing to read is fine). */
     public void drain() {
         try {
-            long n = (long) MH$read.invokeExact((long) fd, sink.address(), 8L);
+            long n = (long) MH$read.invokeExact((long) fd, sink.address(), 8L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("read(eventfd)", t);
         }
@@ -94,7 +94,7 @@ public final class EventFd implements AutoCloseable {
         }
         closed = true;
         try {
-            int r = (int) (long) MH$close.invokeExact((long) fd);
+            int r = (int) (long) MH$close.invokeExact((long) fd, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("close(eventfd)", t);
         }

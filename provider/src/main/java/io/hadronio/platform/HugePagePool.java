@@ -49,15 +49,15 @@ public final class HugePagePool {
     /** {@snippet lang=c : void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset); } */
     private static final MethodHandle MH$mmap = LINKER.downcallHandle(
             LINKER.defaultLookup().find("mmap").orElseThrow(),
-            WordCalls.word(6));
+            WordCalls.call(6));
     /** {@snippet lang=c : int munmap(void *addr, size_t length); } */
     private static final MethodHandle MH$munmap = LINKER.downcallHandle(
             LINKER.defaultLookup().find("munmap").orElseThrow(),
-            WordCalls.word(2));
+            WordCalls.call(2));
     /** {@snippet lang=c : int madvise(void *addr, size_t length, int advice); } */
     private static final MethodHandle MH$madvise = LINKER.downcallHandle(
             LINKER.defaultLookup().find("madvise").orElseThrow(),
-            WordCalls.word(3));
+            WordCalls.call(3));
     private static final int PROT_READ_WRITE = 0x1 | 0x2;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
     private static final int MADV_HUGEPAGE = 14;
@@ -217,7 +217,7 @@ public final class HugePagePool {
     private static long mapChunk() {
         try {
             // map twice the size and cut off what lies before and after an aligned chunk
-            long base = (long) MH$mmap.invokeExact(0L, 2 * CHUNK, (long) PROT_READ_WRITE, (long) MAP_PRIVATE_ANONYMOUS, -1L, 0L);
+            long base = (long) MH$mmap.invokeExact(0L, 2 * CHUNK, (long) PROT_READ_WRITE, (long) MAP_PRIVATE_ANONYMOUS, -1L, 0L, 0L, 0L);
             if (base == -1L || base == 0L) {
                 return 0;
             }
@@ -241,7 +241,7 @@ public final class HugePagePool {
     /** {@code madvise} over one chunk; the result is ignored (advice a kernel refuses leaves ordinary pages). */
     private static void advise(long chunk, int advice) {
         try {
-            long ignored = (long) MH$madvise.invokeExact(chunk, CHUNK, (long) advice);
+            long ignored = (long) MH$madvise.invokeExact(chunk, CHUNK, (long) advice, 0L);
         } catch (Throwable t) {
             throw new AssertionError("madvise", t);
         }
@@ -249,7 +249,7 @@ public final class HugePagePool {
 
     private static void unmap(long address, long length) {
         try {
-            int r = (int) (long) MH$munmap.invokeExact(address, length);
+            int r = (int) (long) MH$munmap.invokeExact(address, length, 0L, 0L);
             if (r != 0) {
                 throw new IllegalStateException("munmap(0x" + Long.toHexString(address) + ", " + length + ") failed");
             }

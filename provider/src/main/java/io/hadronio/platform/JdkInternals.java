@@ -47,7 +47,7 @@ public final class JdkInternals {
     static final int ENV_NEW_STRING_UTF = 167;
     static final int ENV_EXCEPTION_CHECK = 228;
     // the one descriptor every JNI call here uses (see callModuleMethodThroughJni)
-    private static final FunctionDescriptor JNI_CALL = WordCalls.word(4);
+    private static final FunctionDescriptor JNI_CALL = WordCalls.call(4);
 
     private JdkInternals() {
     }

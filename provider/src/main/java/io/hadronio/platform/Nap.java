@@ -27,7 +27,7 @@ public final class Nap {
     /** {@snippet lang=c : int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask); } */
     private static final MethodHandle MH$ppoll = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("ppoll").orElseThrow(),
-            WordCalls.word(4),
+            WordCalls.call(4),
             Linker.Option.captureCallState("errno"));
     private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
             .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));

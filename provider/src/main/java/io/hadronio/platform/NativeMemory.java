@@ -20,10 +20,10 @@ public final class NativeMemory {
     /** {@snippet lang=c : void *aligned_alloc(size_t alignment, size_t size); } */
     private static final MethodHandle MH$aligned_alloc = LINKER.downcallHandle(
             LINKER.defaultLookup().find("aligned_alloc").orElseThrow(),
-            WordCalls.word(2));
+            WordCalls.call(2));
     /** {@snippet lang=c : void free(void *ptr); } */
     private static final MethodHandle MH$free = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("free").orElseThrow(), WordCalls.noResult(1));
+            LINKER.defaultLookup().find("free").orElseThrow(), WordCalls.voidCall(1));
 
     private NativeMemory() {
     }
@@ -38,7 +38,7 @@ public final class NativeMemory {
         long rounded = (size + alignment - 1) / alignment * alignment;
         long address;
         try {
-            address = (long) MH$aligned_alloc.invokeExact(alignment, rounded);
+            address = (long) MH$aligned_alloc.invokeExact(alignment, rounded, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("aligned_alloc", t);
         }
@@ -50,7 +50,7 @@ public final class NativeMemory {
 
     private static void free(long address) {
         try {
-            MH$free.invokeExact(address);
+            MH$free.invokeExact(address, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("free", t);
         }

@@ -31,7 +31,7 @@ public final class PollSet implements AutoCloseable {
     /** {@snippet lang=c : int poll(struct pollfd *fds, nfds_t nfds, int timeout); } */
     private static final MethodHandle MH$poll = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
-            WordCalls.word(3),
+            WordCalls.call(3),
             Linker.Option.captureCallState("errno"));
 
     // shared: a selector is often made in one thread and selected in another
@@ -95,7 +95,7 @@ public final class PollSet implements AutoCloseable {
         // a virtual thread that could not park (VirtualThreadParking out of reach) at least asks for a spare carrier
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
-            n = (int) (long) MH$poll.invokeExact(errno, fds.address(), (long) size, (long) timeoutMillis);
+            n = (int) (long) MH$poll.invokeExact(errno, fds.address(), (long) size, (long) timeoutMillis, 0L);
         } catch (Throwable t) {
             throw new AssertionError("poll", t);
         } finally {
@@ -194,7 +194,7 @@ public final class PollSet implements AutoCloseable {
         int n;
         boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
         try {
-            n = (int) (long) MH$poll.invokeExact(one[1], m.address(), 1L, (long) timeoutMillis);
+            n = (int) (long) MH$poll.invokeExact(one[1], m.address(), 1L, (long) timeoutMillis, 0L);
         } catch (Throwable t) {
             throw new AssertionError("poll", t);
         } finally {

@@ -57,7 +57,7 @@ public final class RunQueue {
     /** {@snippet lang=c : ssize_t pread(int fd, void *buf, size_t count, off_t offset); } */
     private static final MethodHandle MH$pread = LINKER.downcallHandle(
             LINKER.defaultLookup().find("pread").orElseThrow(),
-            WordCalls.word(4));
+            WordCalls.call(4));
 
     // the open /proc/loadavg (never closed: one fd for the process's life), -1 without it
     private static final int FD;
@@ -81,12 +81,12 @@ public final class RunQueue {
         int allowed = 0;
         try {
             MethodHandle open = LINKER.downcallHandle(LINKER.defaultLookup().find("open").orElseThrow(),
-                    WordCalls.word(2));
+                    WordCalls.call(2));
             MethodHandle sysconf = LINKER.downcallHandle(LINKER.defaultLookup().find("sysconf").orElseThrow(),
-                    WordCalls.word(1));
+                    WordCalls.call(1));
             MemorySegment path = arena.allocateFrom("/proc/loadavg");
-            fd = (int) (long) open.invokeExact(path.address(), (long) (O_RDONLY | O_CLOEXEC));
-            cpus = (int) (long) sysconf.invokeExact((long) SC_NPROCESSORS_ONLN);
+            fd = (int) (long) open.invokeExact(path.address(), (long) (O_RDONLY | O_CLOEXEC), 0L, 0L);
+            cpus = (int) (long) sysconf.invokeExact((long) SC_NPROCESSORS_ONLN, 0L, 0L, 0L);
         } catch (Throwable t) {
             fd = -1;
         }
@@ -105,9 +105,9 @@ public final class RunQueue {
     /** The CPUs in this thread's affinity mask ({@code sched_getaffinity(2)}), 0 when it cannot be read. */
     private static int countAffinityMask(Arena arena) throws Throwable {
         MethodHandle getaffinity = LINKER.downcallHandle(LINKER.defaultLookup().find("sched_getaffinity").orElseThrow(),
-                WordCalls.word(3));
+                WordCalls.call(3));
         MemorySegment mask = arena.allocate(AFFINITY_MASK_BYTES);
-        if ((int) (long) getaffinity.invokeExact(0L, (long) AFFINITY_MASK_BYTES, mask.address()) != 0) {
+        if ((int) (long) getaffinity.invokeExact(0L, (long) AFFINITY_MASK_BYTES, mask.address(), 0L) != 0) {
             return 0;
         }
         int allowed = 0;

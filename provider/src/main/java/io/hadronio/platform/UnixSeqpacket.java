@@ -52,34 +52,34 @@ public final class UnixSeqpacket implements AutoCloseable {
 
     /** {@snippet lang=c : int socket(int domain, int type, int protocol); } */
     private static final MethodHandle MH$socket = handle("socket",
-            WordCalls.word(3));
+            WordCalls.call(3));
     /** {@snippet lang=c : int bind(int fd, const struct sockaddr *addr, socklen_t len); } */
     private static final MethodHandle MH$bind = handle("bind",
-            WordCalls.word(3));
+            WordCalls.call(3));
     /** {@snippet lang=c : int listen(int fd, int backlog); } */
     private static final MethodHandle MH$listen = handle("listen",
-            WordCalls.word(2));
+            WordCalls.call(2));
     /** {@snippet lang=c : int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags); } */
     private static final MethodHandle MH$accept4 = handle("accept4",
-            WordCalls.word(4));
+            WordCalls.call(4));
     /** {@snippet lang=c : int connect(int fd, const struct sockaddr *addr, socklen_t len); } */
     private static final MethodHandle MH$connect = handle("connect",
-            WordCalls.word(3));
+            WordCalls.call(3));
     /** {@snippet lang=c : ssize_t send(int fd, const void *buf, size_t len, int flags); } */
     private static final MethodHandle MH$send = handle("send",
-            WordCalls.word(4));
+            WordCalls.call(4));
     /** {@snippet lang=c : ssize_t recv(int fd, void *buf, size_t len, int flags); } */
     private static final MethodHandle MH$recv = handle("recv",
-            WordCalls.word(4));
+            WordCalls.call(4));
     /** {@snippet lang=c : int getsockopt(int fd, int level, int name, void *val, socklen_t *len); } */
     private static final MethodHandle MH$getsockopt = handle("getsockopt",
-            WordCalls.word(5));
+            WordCalls.call(5));
     /** {@snippet lang=c : int close(int fd); } */
     private static final MethodHandle MH$close = handle("close",
-            WordCalls.word(1));
+            WordCalls.call(1));
     /** {@snippet lang=c : int shutdown(int fd, int how); } */
     private static final MethodHandle MH$shutdown = handle("shutdown",
-            WordCalls.word(2));
+            WordCalls.call(2));
     private static final int SHUT_RDWR = 2;
     private static final short POLLRDHUP = 0x2000;
 
@@ -118,7 +118,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         Arena tmp = Arena.ofConfined();
         try (tmp) {
             MemorySegment err = tmp.allocate(Linker.Option.captureStateLayout());
-            int f = (int) (long) MH$socket.invokeExact(err, (long) AF_UNIX, (long) (SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC), 0L);
+            int f = (int) (long) MH$socket.invokeExact(err, (long) AF_UNIX, (long) (SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC), 0L, 0L);
             if (f < 0) {
                 throw new IOException("socket(AF_UNIX, SOCK_SEQPACKET): errno " + err.get(JAVA_INT, ERRNO_OFFSET));
             }
@@ -140,7 +140,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         UnixSeqpacket s = open(true);
         try {
             MemorySegment addr = s.abstractAddress(name);
-            int r = (int) (long) MH$bind.invokeExact(s.errno, (long) s.fd, addr.address(), addr.byteSize());
+            int r = (int) (long) MH$bind.invokeExact(s.errno, (long) s.fd, addr.address(), addr.byteSize(), 0L);
             if (r < 0) {
                 int e = s.lastErrno();
                 s.close();
@@ -149,7 +149,7 @@ public final class UnixSeqpacket implements AutoCloseable {
                 }
                 throw new IOException("bind(@" + name + "): errno " + e);
             }
-            r = (int) (long) MH$listen.invokeExact(s.errno, (long) s.fd, (long) backlog);
+            r = (int) (long) MH$listen.invokeExact(s.errno, (long) s.fd, (long) backlog, 0L, 0L);
             if (r < 0) {
                 int e = s.lastErrno();
                 s.close();
@@ -192,7 +192,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment err = call.allocate(Linker.Option.captureStateLayout());
             MemorySegment addr = abstractAddress(name, call);
-            int r = (int) (long) MH$connect.invokeExact(err, (long) fd, addr.address(), addr.byteSize());
+            int r = (int) (long) MH$connect.invokeExact(err, (long) fd, addr.address(), addr.byteSize(), 0L);
             if (r == 0) {
                 return new UnixSeqpacket(fd, false);
             }
@@ -239,7 +239,7 @@ public final class UnixSeqpacket implements AutoCloseable {
 
     private static void closeFd(int fd) {
         try (Arena call = Arena.ofConfined()) {
-            int r = (int) (long) MH$close.invokeExact(call.allocate(Linker.Option.captureStateLayout()), (long) fd);
+            int r = (int) (long) MH$close.invokeExact(call.allocate(Linker.Option.captureStateLayout()), (long) fd, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("close", t);
         }
@@ -306,7 +306,7 @@ public final class UnixSeqpacket implements AutoCloseable {
             MemorySegment cred = arena.allocate(12, 4);
             scratch.set(JAVA_INT, 8, 12);
             int r = (int) (long) MH$getsockopt.invokeExact(errno, (long) fd, (long) SOL_SOCKET, (long) SO_PEERCRED, cred.address(),
-                    scratch.address() + 8);
+                    scratch.address() + 8, 0L, 0L, 0L);
             if (r < 0) {
                 throw new IOException("getsockopt(SO_PEERCRED): errno " + lastErrno());
             }
@@ -445,7 +445,7 @@ public final class UnixSeqpacket implements AutoCloseable {
         // not this socket's errno segment: it belongs to the thread that uses the socket
         try (Arena call = Arena.ofConfined()) {
             int r = (int) (long) MH$shutdown.invokeExact(call.allocate(Linker.Option.captureStateLayout()), (long) fd,
-                    (long) SHUT_RDWR);
+                    (long) SHUT_RDWR, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("shutdown", t);
         }
@@ -469,7 +469,7 @@ public final class UnixSeqpacket implements AutoCloseable {
             return;
         }
         try {
-            int r = (int) (long) MH$close.invokeExact(errno, (long) fd);
+            int r = (int) (long) MH$close.invokeExact(errno, (long) fd, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("close", t);
         }

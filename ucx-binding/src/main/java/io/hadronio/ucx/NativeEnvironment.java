@@ -34,12 +34,12 @@ final class NativeEnvironment {
 
     /** {@snippet lang=c : char *getenv(const char *name); } */
     private static final class Getenv {
-        static final MethodHandle MH = libc("getenv", WordCalls.word(1));
+        static final MethodHandle MH = libc("getenv", WordCalls.call(1));
     }
 
     /** {@snippet lang=c : int setenv(const char *name, const char *value, int overwrite); } */
     private static final class Setenv {
-        static final MethodHandle MH = libc("setenv", WordCalls.word(3));
+        static final MethodHandle MH = libc("setenv", WordCalls.call(3));
     }
 
     private static MethodHandle libc(String name, FunctionDescriptor descriptor) {
@@ -51,7 +51,7 @@ final class NativeEnvironment {
     static String get(String name) {
         synchronized (LOCK) {
             try (Arena arena = Arena.ofConfined()) {
-                long value = (long) Getenv.MH.invokeExact(arena.allocateFrom(name).address());
+                long value = (long) Getenv.MH.invokeExact(arena.allocateFrom(name).address(), 0L, 0L, 0L);
                 return value == 0 ? null : MemorySegment.ofAddress(value).reinterpret(Integer.MAX_VALUE).getString(0);
             } catch (Throwable t) {
                 throw new AssertionError("getenv", t);
@@ -84,7 +84,7 @@ final class NativeEnvironment {
     private static void setenv(String name, String value) {
         try (Arena arena = Arena.ofConfined()) {
             int result = (int) (long) Setenv.MH.invokeExact(arena.allocateFrom(name).address(),
-                    arena.allocateFrom(value).address(), 1L);
+                    arena.allocateFrom(value).address(), 1L, 0L);
             if (result != 0) {
                 throw new IllegalStateException("setenv(" + name + ") failed");
             }

@@ -92,16 +92,16 @@ final class NativeLibraries {
 
     private static void disableSignalHandlers(SymbolLookup lookup) throws Throwable {
         MethodHandle disable = LINKER.downcallHandle(find(lookup, "ucs_debug_disable_signals"),
-                WordCalls.noResult(0));
-        disable.invokeExact();
+                WordCalls.voidCall(0));
+        disable.invokeExact(0L, 0L, 0L, 0L);
     }
 
     private static int[] readVersion(SymbolLookup lookup) throws Throwable {
         MethodHandle getVersion = LINKER.downcallHandle(find(lookup, "ucp_get_version"),
-                WordCalls.noResult(3));
+                WordCalls.voidCall(3));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment parts = arena.allocate(ValueLayout.JAVA_INT, 3);
-            getVersion.invokeExact(parts.address(), parts.address() + 4, parts.address() + 8);
+            getVersion.invokeExact(parts.address(), parts.address() + 4, parts.address() + 8, 0L);
             return new int[] {parts.getAtIndex(ValueLayout.JAVA_INT, 0),
                     parts.getAtIndex(ValueLayout.JAVA_INT, 1), parts.getAtIndex(ValueLayout.JAVA_INT, 2)};
         }

@@ -80,12 +80,12 @@ final class SysvReceiveFifo implements AutoCloseable {
     /** {@snippet lang=c : void *shmat(int shmid, const void *shmaddr, int shmflg); } */
     private static final class Shmat {
         static final MethodHandle MH = NativeLibraries.downcall("shmat",
-                WordCalls.word(3));
+                WordCalls.call(3));
     }
 
     /** {@snippet lang=c : int shmdt(const void *shmaddr); } */
     private static final class Shmdt {
-        static final MethodHandle MH = NativeLibraries.downcall("shmdt", WordCalls.word(1));
+        static final MethodHandle MH = NativeLibraries.downcall("shmdt", WordCalls.call(1));
     }
 
     private final int shmid;
@@ -179,7 +179,7 @@ final class SysvReceiveFifo implements AutoCloseable {
     private static SysvReceiveFifo attach(Segment s, int elemSize) {
         long address;
         try {
-            address = (long) Shmat.MH.invokeExact((long) s.shmid(), 0L, 0L);
+            address = (long) Shmat.MH.invokeExact((long) s.shmid(), 0L, 0L, 0L);
         } catch (Throwable t) {
             return null;
         }
@@ -214,7 +214,7 @@ final class SysvReceiveFifo implements AutoCloseable {
 
     private static void detach(long address) {
         try {
-            long ignored = (long) Shmdt.MH.invokeExact(address);
+            long ignored = (long) Shmdt.MH.invokeExact(address, 0L, 0L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("shmdt", t);
         }

@@ -11,7 +11,7 @@ final class Ucs {
     /** {@snippet lang=c : const char *ucs_status_string(ucs_status_t status); } */
     private static final class StatusString {
         static final MethodHandle MH = NativeLibraries.downcall("ucs_status_string",
-                WordCalls.word(1));
+                WordCalls.call(1));
     }
 
     /** UCX's description of a status, or a plain number when UCX is not loaded. */
@@ -20,7 +20,7 @@ final class Ucs {
             return "UCX status " + status;
         }
         try {
-            long text = (long) StatusString.MH.invokeExact((long) status);
+            long text = (long) StatusString.MH.invokeExact((long) status, 0L, 0L, 0L);
             return MemorySegment.ofAddress(text).reinterpret(256).getString(0);
         } catch (Throwable t) {
             throw new AssertionError("ucs_status_string", t);

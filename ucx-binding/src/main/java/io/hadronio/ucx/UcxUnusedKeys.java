@@ -108,11 +108,11 @@ public final class UcxUnusedKeys {
     /** The handler's stub and the downcalls, made when first watched. */
     private static final class Native {
         /** {@snippet lang=c : int vsnprintf(char *str, size_t size, const char *format, va_list ap); } */
-        static final MethodHandle VSNPRINTF = NativeLibraries.downcall("vsnprintf", WordCalls.word(4));
+        static final MethodHandle VSNPRINTF = NativeLibraries.downcall("vsnprintf", WordCalls.call(4));
         /** {@snippet lang=c : void ucs_log_push_handler(ucs_log_func_t handler); } */
-        static final MethodHandle PUSH = NativeLibraries.downcall("ucs_log_push_handler", WordCalls.noResult(1));
+        static final MethodHandle PUSH = NativeLibraries.downcall("ucs_log_push_handler", WordCalls.voidCall(1));
         /** {@snippet lang=c : void ucs_log_pop_handler(void); } */
-        static final MethodHandle POP = NativeLibraries.downcall("ucs_log_pop_handler", WordCalls.noResult(0));
+        static final MethodHandle POP = NativeLibraries.downcall("ucs_log_pop_handler", WordCalls.voidCall(0));
         /**
          * {@snippet lang=c : ucs_log_func_rc_t (*ucs_log_func_t)(const char *file, unsigned line, const char *function,
          *     ucs_log_level_t level, const ucs_log_component_config_t *comp_conf, const char *message, va_list ap); }
@@ -121,7 +121,7 @@ public final class UcxUnusedKeys {
 
         static void push() {
             try {
-                PUSH.invokeExact(HANDLER.address());
+                PUSH.invokeExact(HANDLER.address(), 0L, 0L, 0L);
             } catch (Throwable t) {
                 throw new AssertionError("ucs_log_push_handler", t);
             }
@@ -129,7 +129,7 @@ public final class UcxUnusedKeys {
 
         static void pop() {
             try {
-                POP.invokeExact();
+                POP.invokeExact(0L, 0L, 0L, 0L);
             } catch (Throwable t) {
                 throw new AssertionError("ucs_log_pop_handler", t);
             }

@@ -64,6 +64,35 @@ class WordCallsTest {
     }
 
     @Test
+    void downcallsOfFewerArgumentsPassZerosTheFunctionNeverReads() throws Throwable {
+        MethodHandle abs = LINKER.downcallHandle(LINKER.defaultLookup().find("abs").orElseThrow(), WordCalls.call(1));
+        assertEquals(7, (int) (long) abs.invokeExact(-7L, 0L, 0L, 0L));
+        // five arguments through the eight-word shape: on x86-64 the seventh and eighth on the stack
+        // int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout), timeout 0
+        MethodHandle select = LINKER.downcallHandle(LINKER.defaultLookup().find("select").orElseThrow(),
+                WordCalls.call(5));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment zeroTimeout = arena.allocate(16);
+            assertEquals(0, (int) (long) select.invokeExact(0L, 0L, 0L, 0L, zeroTimeout.address(), 0L, 0L, 0L));
+            // void qsort(base, n, size, compar) is four words already; void free(NULL) is one
+            MethodHandle free = LINKER.downcallHandle(LINKER.defaultLookup().find("free").orElseThrow(),
+                    WordCalls.voidCall(1));
+            free.invokeExact(0L, 0L, 0L, 0L);
+        }
+    }
+
+    @Test
+    void downcallShapesAreFew() {
+        assertSame(WordCalls.call(0), WordCalls.call(4));
+        assertSame(WordCalls.call(5), WordCalls.call(8));
+        assertEquals(WordCalls.SHORT, WordCalls.call(1).argumentLayouts().size());
+        assertEquals(WordCalls.LONG, WordCalls.call(6).argumentLayouts().size());
+        assertSame(WordCalls.voidCall(0), WordCalls.voidCall(4));
+        assertThrows(IllegalArgumentException.class, () -> WordCalls.voidCall(5));
+        assertThrows(IllegalArgumentException.class, () -> WordCalls.call(9));
+    }
+
+    @Test
     void oneDescriptorPerArity() {
         assertSame(WordCalls.word(3), WordCalls.word(3));
         assertSame(WordCalls.noResult(0), WordCalls.noResult(0));
