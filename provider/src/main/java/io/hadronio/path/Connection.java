@@ -434,6 +434,26 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
         }
     }
 
+    /** The highest send slot a message was written into, -1 before the first (for tests). */
+    int highestSendSlotUsed() {
+        lock.lock();
+        try {
+            return tx.highestSlotUsed();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The send slot the last message was written into, -1 before the first (for tests). */
+    int lastSendSlotUsed() {
+        lock.lock();
+        try {
+            return tx.lastSlotUsed();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** DATA messages the peer has reported taken (its credits), as last polled ({@link #sendsComplete} polls). */
     @Override
     public long messagesTaken() {

@@ -25,7 +25,8 @@ import java.nio.ByteBuffer;
  * credit, and the credits the peer returns (see Connection, Flow control).
  *
  * <h2>Send buffer</h2>
- * A write copies its bytes into send slots, message {@code m} into slot {@code m % slots}. There
+ * A write copies its bytes into send slots, message {@code m} into slot {@code (m - base) % slots},
+ * {@code base} moving to the next message whenever no slot holds a message (see {@link #slotOf}). There
  * are at least as many slots as the peer has slices, and as many more as
  * {@code hadronio.send.buffer} bytes fill: when the peer has no room, messages wait in their
  * slots, the last one taking more bytes until it is full, and go out in order as credits come
@@ -75,8 +76,16 @@ final class SendSlots {
     private int remoteId;
     private int sliceSize;        // the peer's receive slices
     private int sliceCount;
-    // our send slots (see Send buffer): message m is copied into slot m % slots
+    // our send slots (see Send buffer): message m is copied into slot (m - slotBase) % slots
     private int slots;
+    // the message in slot 0; moved on to the next message while no slot holds one (see slotOf)
+    private long slotBase;
+    // slots whose send UCX has not given back yet (requests[slot] != NONE)
+    private int inFlight;
+    // the highest slot a message was sent from, and the last one's (tests: how much of the area
+    // a connection touched)
+    private int highestSlot = -1;
+    private int lastSlot = -1;
     private MemorySegment area;
     private ByteBuffer view;
     private long[] requests;
@@ -208,7 +217,7 @@ final class SendSlots {
                 // the peer is behind: fill the last waiting message, then the next free slot
                 // (coalescing only under back-pressure)
                 if (tailLength < sliceSize) {
-                    int tail = (int) ((sent + queued - 1) % slots);
+                    int tail = slotOf(sent + queued - 1);
                     int filled = gather(srcs, i, end, tail * sliceSize + tailLength, sliceSize - tailLength);
                     tailLength += filled;
                     total += filled;
@@ -225,7 +234,15 @@ final class SendSlots {
                 }
                 break;
             }
-            int slot = (int) (sent % slots);
+            if (inFlight == 1 && Requests.done(worker, requests[slotOf(sent - 1)])) {
+                // the last message's send finished (one that UCX did not finish inside its call)
+                slotFree(slotOf(sent - 1));
+            }
+            if (inFlight == 0) {
+                // no slot holds a message: the next one starts again at slot 0 (see slotOf)
+                slotBase = sent;
+            }
+            int slot = slotOf(sent);
             if (!slotFree(slot)) {
                 break;
             }
@@ -284,7 +301,7 @@ final class SendSlots {
     /** Posts the first message that waited for a credit. Needs a credit and the lock. */
     private void postHead() throws UcxException {
         assert group.lock.isHeldByCurrentThread() && queued > 0 && tailLength > 0 && credits() > 0;
-        post((int) (sent % slots), queued > 1 ? sliceSize : tailLength);
+        post(slotOf(sent), queued > 1 ? sliceSize : tailLength);
         if (--queued == 0) {
             tailLength = 0;
         }
@@ -317,6 +334,10 @@ final class SendSlots {
         if (selfLoop) {
             group.wakeOthers();
         }
+        if (slot > highestSlot) {
+            highestSlot = slot;
+        }
+        lastSlot = slot;
         lengths[(int) (sent % window)] = length;
         unconsumedBytes += length;
         sent++;
@@ -324,6 +345,7 @@ final class SendSlots {
             requests[slot] = NONE;
         } else {
             requests[slot] = request;
+            inFlight++;
             watch.watchSends();
         }
     }
@@ -417,6 +439,7 @@ final class SendSlots {
         }
         worker.release(request);
         requests[slot] = NONE;
+        inFlight--;
         if (status != UcsStatus.OK) {
             throw new IOException("UCX send failed: " + UcsStatus.describe(status));
         }
@@ -431,6 +454,16 @@ final class SendSlots {
     /** DATA messages the peer has reported taken (its credits), as last polled. Under the lock. */
     long messagesTaken() {
         return peerConsumed;
+    }
+
+    /** The highest slot a message was sent from, -1 before the first. Under the lock. */
+    int highestSlotUsed() {
+        return highestSlot;
+    }
+
+    /** The slot the last message was sent from, -1 before the first. Under the lock. */
+    int lastSlotUsed() {
+        return lastSlot;
     }
 
     /** DATA messages posted so far. Under the lock. */
@@ -458,6 +491,7 @@ final class SendSlots {
                 }
                 worker.release(requests[slot]);
                 requests[slot] = NONE;
+                inFlight--;
             }
         }
         return true;
@@ -481,7 +515,7 @@ final class SendSlots {
             return queued < queueLimit && Requests.done(worker, requests[nextSlot()]);
         }
         // else a write takes bytes exactly when the next slot's send completed (see isReady)
-        return Requests.done(worker, requests[(int) (sent % slots)]);
+        return Requests.done(worker, requests[slotOf(sent)]);
     }
 
     /** Whether the credit receive has ended (looks only; asks UCX as {@link #pollCredits} does). Under the lock. */
@@ -508,12 +542,24 @@ final class SendSlots {
         }
         // with or without a credit, a write takes bytes exactly when the next slot is free
         // (without one they wait there for it); a credit alone does not free the slot
-        return slotFree((int) (sent % slots));
+        return slotFree(slotOf(sent));
     }
 
     /** The slot of the next message to start: after the posted and the waiting ones. */
     private int nextSlot() {
-        return (int) ((sent + queued) % slots);
+        return slotOf(sent + queued);
+    }
+
+    /**
+     * The slot of message {@code m}. Messages take the slots in turn from {@link #slotBase}, which
+     * a write moves to its first message whenever no slot holds one (nothing waits, every send
+     * was given back): then any slot would do, and slot 0 again keeps a connection of one message
+     * at a time on the first page of its send area. Taking the next slot in turn instead wrote the
+     * first page of every slot over time: up to 32 pages (128 KiB) per connection of small
+     * messages, 128 MB for 1,000 connections (docs/benchmarks/memory.md).
+     */
+    private int slotOf(long m) {
+        return (int) ((m - slotBase) % slots);
     }
 
     /** For release: cancels the receive of the peer's next CREDIT message. Under the lock. */
@@ -536,6 +582,7 @@ final class SendSlots {
                 memory.keepIfInFlight(worker, requests[i]);
                 requests[i] = NONE;
             }
+            inFlight = 0;
         }
     }
 }
