@@ -381,6 +381,11 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         paths.sendUrgentData(data);
     }
 
+    /** Bytes a read takes now without waiting for the network (the adaptor's stream's {@code available()}). */
+    int available() throws IOException {
+        return paths.available();
+    }
+
     /** The TCP socket for the adaptor's TCP-only options ({@link Paths#plainSocket()}), or null. */
     Socket plainSocket() {
         return paths.plainSocket();

@@ -179,12 +179,13 @@ final class SocketAdaptor extends Socket {
 
             @Override
             public int available() throws IOException {
-                // an estimate (InputStream's contract: 0 is one); a closed channel fails as
-                // the JDK's stream does
+                // what a read takes without waiting for the network, as the JDK's stream answers
+                // (an application that polls available() before it reads must see its bytes); a
+                // closed channel fails as the JDK's stream does
                 if (!channel.isOpen()) {
                     throw new ClosedChannelException();
                 }
-                return 0;
+                return channel.available();
             }
 
             @Override

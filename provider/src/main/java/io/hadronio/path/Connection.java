@@ -322,6 +322,26 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
     // ---- read ----------------------------------------------------------------------------
 
     /**
+     * Bytes a read takes now without waiting (the socket stream's {@code available()}): the rest
+     * of the message at the head, after a progress of the worker if none was there, so that a
+     * caller that only asks this sees bytes arrive.
+     */
+    public int available() throws IOException {
+        final ReentrantLock l = lock;
+        WorkerGroup.acquire(l);
+        try {
+            int n = rx.available();
+            if (n == 0) {
+                group.progressLocked();
+                n = rx.available();
+            }
+            return n;
+        } finally {
+            l.unlock();
+        }
+    }
+
+    /**
      * Copies received bytes into the buffers, as many as are there (without waiting).
      *
      * @return bytes read (> 0), 0 when nothing is there yet, -1 at end-of-stream

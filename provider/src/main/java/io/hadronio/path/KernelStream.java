@@ -3,6 +3,7 @@ package io.hadronio.path;
 import io.hadronio.config.TransportOption;
 import io.hadronio.connection.LocalStreams;
 import io.hadronio.platform.PlatformChannels;
+import io.hadronio.platform.ReadableBytes;
 import io.hadronio.platform.PollSet;
 import io.hadronio.path.Connection;
 import io.hadronio.connection.ConnectionLifecycle;
@@ -326,6 +327,17 @@ public final class KernelStream implements DataPath {
     }
 
     // ---- the data path -------------------------------------------------------------------------
+
+    /**
+     * Bytes a read takes without waiting for the network: those the server's detection took first
+     * and the kernel socket's receive queue (as the JDK's socket stream answers {@code available()}).
+     */
+    public int available() throws IOException {
+        ByteBuffer p = prefix;
+        int n = p == null ? 0 : p.remaining();
+        int f = fd >= 0 ? fd : PlatformChannels.fd(socket);
+        return n + ReadableBytes.of(f);
+    }
 
     /** Bytes the server's detection took first and the application has not read yet. */
     public boolean hasPrefix() {

@@ -83,6 +83,27 @@ public final class Paths {
         return n;
     }
 
+    /**
+     * Bytes a read takes now without waiting for the network, as the socket stream's
+     * {@code available()} says: the kernel socket's (never past the peer's switch point while the
+     * connection moves), or UCX's; 0 once the input is shut. An estimate: a direction may move
+     * while it is asked.
+     */
+    public int available() throws IOException {
+        if (life.state() != ConnectionLifecycle.OPEN || life.isInputShut()) {
+            return 0;
+        }
+        if (life.inputRaw()) {
+            long n = kernel.available();
+            if (life.isUpgradable()) {
+                n = Math.max(0, Math.min(n, life.upgrade().room()));
+            }
+            return (int) n;
+        }
+        Connection c = (Connection) life.connection();
+        return c == null ? 0 : c.available();
+    }
+
     private DataPath kernelPath() {
         return life.isUpgradable() ? upgrading : kernel;
     }

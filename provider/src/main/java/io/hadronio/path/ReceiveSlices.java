@@ -232,6 +232,17 @@ final class ReceiveSlices {
     }
 
     /**
+     * The bytes of the head message not read yet, if it is there; 0 while it is not, or while it
+     * is a bulk message's place (its bytes are counted once they are in a slice). Under the lock.
+     */
+    int available() throws IOException {
+        if (headLength < 0 && !headReceived()) {
+            return 0;
+        }
+        return headLength == 0 ? 0 : headLength - headOffset;
+    }
+
+    /**
      * Copies received bytes into {@code dsts[offset .. offset + length)}, as many as are there,
      * and returns credits when a batch was consumed. Under the lock.
      *
