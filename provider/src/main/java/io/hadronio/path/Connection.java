@@ -199,7 +199,12 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
                 return false;
             }
             java.util.Set<String> t = endpoint.transports();
-            return !t.isEmpty() && t.stream().allMatch(name -> name.startsWith("tcp"));
+            for (String name : t) {
+                if (!name.startsWith("tcp")) {
+                    return false;
+                }
+            }
+            return !t.isEmpty();
         } finally {
             lock.unlock();
         }
