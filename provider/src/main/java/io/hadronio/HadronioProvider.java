@@ -121,7 +121,7 @@ public class HadronioProvider extends SelectorProvider {
     }
 
     /** True unless the runtime is off or its start failed: channels are ours (no wait). */
-    private boolean usable() {
+    boolean usable() {
         return runtime != null && !runtime.startFailed();
     }
 

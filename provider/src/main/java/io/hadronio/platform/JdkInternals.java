@@ -11,6 +11,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.nio.channels.spi.AsynchronousChannelProvider;
 import java.nio.channels.spi.SelectorProvider;
 
 /**
@@ -61,6 +62,22 @@ public final class JdkInternals {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot reach the JDK's default SelectorProvider; start the JVM with "
                     + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED", e);
+        }
+    }
+
+    /**
+     * The platform's default {@code AsynchronousChannelProvider} (its own epoll port, kernel
+     * sockets only), or throws explaining why it is out of reach: what NIO.2 falls back to.
+     */
+    public static synchronized AsynchronousChannelProvider platformAsynchronousProvider() {
+        try {
+            ensureExported();
+            Object provider = Class.forName(PACKAGE + ".DefaultAsynchronousChannelProvider").getMethod("create")
+                    .invoke(null);
+            return (AsynchronousChannelProvider) provider;
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot reach the JDK's default AsynchronousChannelProvider; start the JVM "
+                    + "with --add-exports java.base/sun.nio.ch=ALL-UNNAMED", e);
         }
     }
 

@@ -1,0 +1,183 @@
+package io.hadronio.async;
+
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * One selector and the thread that selects it: the reactor under a group's channels. Each
+ * channel belongs to one loop for its life and registers its non-blocking NIO channel with
+ * the loop's selector, interest set to what it waits for. The loop hands each ready key to
+ * its channel ({@link Member#onReady}), which finishes the operation and invokes its handler
+ * on this thread (see {@link HadronioAsynchronousChannelGroup#invoke}); it runs the tasks
+ * posted to it (handlers dispatched in a fixed pool) and fails the operations whose timeout
+ * passed.
+ *
+ * <p>Timeouts cost nothing per operation: a timed operation keeps its deadline in its
+ * channel and lowers the loop's earliest deadline; when that passes, the loop asks every
+ * member once ({@link Member#expire}) and they report their next deadline. A deadline of an
+ * operation that completed in time only costs that one pass.
+ */
+final class EventLoop implements Runnable, Consumer<SelectionKey> {
+    /** What a loop asks of the channels registered with it (the key's attachment). */
+    interface Member {
+        /** The key is ready for {@code readyOps}; on the loop's thread. */
+        void onReady(int readyOps);
+
+        /** Fails the operations whose deadline is not after {@code now}; lowers the loop's deadline for the rest. */
+        void expire(long now);
+    }
+
+    private static final long NO_DEADLINE = Long.MAX_VALUE;
+
+    private final HadronioAsynchronousChannelGroup group;
+    private final Selector selector;
+    // the thread that runs the loop (set once, when it starts: until then no thread is it)
+    private volatile Thread thread;
+    // handlers invoked directly for the event being handled (the JDK's invoke count): the loop's thread only
+    int invokeCount;
+    // handlers dispatched to this loop (fixed pools), run between selections
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    // the earliest deadline of a timed operation of a member (NO_DEADLINE: none known)
+    private final AtomicLong earliestDeadline = new AtomicLong(NO_DEADLINE);
+    private volatile boolean stopping;
+    private volatile boolean stopped;
+
+    EventLoop(HadronioAsynchronousChannelGroup group, Selector selector) {
+        this.group = group;
+        this.selector = selector;
+    }
+
+    Selector selector() {
+        return selector;
+    }
+
+    HadronioAsynchronousChannelGroup group() {
+        return group;
+    }
+
+    /** True on the loop's own thread. */
+    boolean inLoop() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Runs {@code task} on the loop's thread; rejected once the loop has stopped. */
+    void execute(Runnable task) {
+        if (stopped) {
+            throw new RejectedExecutionException("group terminated");
+        }
+        tasks.add(task);
+        if (stopped && tasks.remove(task)) {
+            throw new RejectedExecutionException("group terminated");
+        }
+        selector.wakeup();
+    }
+
+    /** Lowers the loop's earliest deadline to {@code deadline}; wakes the loop when it changed it from elsewhere. */
+    void deadline(long deadline) {
+        while (true) {
+            long current = earliestDeadline.get();
+            if (deadline - current >= 0 && current != NO_DEADLINE) {
+                return;
+            }
+            if (earliestDeadline.compareAndSet(current, deadline)) {
+                if (!inLoop()) {
+                    selector.wakeup();
+                }
+                return;
+            }
+        }
+    }
+
+    /** The loop ends at its next turn, after the tasks posted so far ran. */
+    void stop() {
+        stopping = true;
+        selector.wakeup();
+    }
+
+    @Override
+    public void run() {
+        thread = Thread.currentThread();
+        group.bindCurrentThread(this);
+        try {
+            while (!stopping) {
+                runTasks();
+                long now = System.nanoTime();
+                long earliest = earliestDeadline.get();
+                if (earliest != NO_DEADLINE && now - earliest >= 0) {
+                    expire(now);
+                    continue;
+                }
+                if (!tasks.isEmpty()) {
+                    selector.selectNow(this);
+                } else if (earliest == NO_DEADLINE) {
+                    selector.select(this);
+                } else {
+                    selector.select(this, Math.max(1, (earliest - now + 999_999) / 1_000_000));
+                }
+            }
+        } catch (ClosedSelectorException | IOException e) {
+            uncaught(e);
+        } finally {
+            stopped = true;
+            runTasks();
+            try {
+                selector.close();
+            } catch (IOException e) {
+                uncaught(e);
+            }
+            group.unbindCurrentThread();
+            group.loopEnded();
+        }
+    }
+
+    /** One ready key: its channel finishes what it can. A handler's exception does not end the loop. */
+    @Override
+    public void accept(SelectionKey key) {
+        invokeCount = 0;
+        try {
+            ((Member) key.attachment()).onReady(key.readyOps());
+        } catch (RuntimeException | Error e) {
+            uncaught(e);
+        }
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            // a dispatched handler counts as one on the stack (the JDK's invokeIndirectly)
+            invokeCount = 1;
+            try {
+                task.run();
+            } catch (RuntimeException | Error e) {
+                uncaught(e);
+            }
+        }
+    }
+
+    /** Asks every member to fail what is overdue; they lower the deadline again for the rest. */
+    private void expire(long now) {
+        earliestDeadline.set(NO_DEADLINE);
+        for (SelectionKey key : selector.keys()) {
+            if (key.attachment() instanceof Member m) {
+                invokeCount = 0;
+                try {
+                    m.expire(now);
+                } catch (RuntimeException | Error e) {
+                    uncaught(e);
+                }
+            }
+        }
+    }
+
+    /** What escaped a handler: the thread's uncaught-exception handler sees it, as it would a pool thread's. */
+    static void uncaught(Throwable e) {
+        Thread t = Thread.currentThread();
+        t.getUncaughtExceptionHandler().uncaughtException(t, e);
+    }
+}
