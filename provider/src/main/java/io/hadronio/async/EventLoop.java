@@ -37,6 +37,9 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
 
     private final HadronioAsynchronousChannelGroup group;
     private final Selector selector;
+    // false: an internal loop (a group on the application's executor, initialSize 0), which
+    // dispatches every handler to the executor and is not one of the group's threads
+    private final boolean runsHandlers;
     // the thread that runs the loop (set once, when it starts: until then no thread is it)
     private volatile Thread thread;
     // handlers invoked directly for the event being handled (the JDK's invoke count): the loop's thread only
@@ -48,9 +51,10 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
     private volatile boolean stopping;
     private volatile boolean stopped;
 
-    EventLoop(HadronioAsynchronousChannelGroup group, Selector selector) {
+    EventLoop(HadronioAsynchronousChannelGroup group, Selector selector, boolean runsHandlers) {
         this.group = group;
         this.selector = selector;
+        this.runsHandlers = runsHandlers;
     }
 
     Selector selector() {
@@ -64,6 +68,11 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
     /** True on the loop's own thread. */
     boolean inLoop() {
         return Thread.currentThread() == thread;
+    }
+
+    /** True on the loop's own thread when it may run handlers (it is one of the group's threads). */
+    boolean inHandlerLoop() {
+        return runsHandlers && Thread.currentThread() == thread;
     }
 
     /** Runs {@code task} on the loop's thread; rejected once the loop has stopped. */
@@ -103,7 +112,9 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
     @Override
     public void run() {
         thread = Thread.currentThread();
-        group.bindCurrentThread(this);
+        if (runsHandlers) {
+            group.bindCurrentThread(this);
+        }
         try {
             while (!stopping) {
                 runTasks();

@@ -81,7 +81,8 @@ public final class HadronioAsynchronousChannelGroup extends AsynchronousChannelG
     private int openChannels;
 
     private HadronioAsynchronousChannelGroup(AsynchronousChannelProvider provider, SelectorProvider selectors,
-            ExecutorService executor, int loopCount, boolean loopsOwnPool) throws IOException {
+            ExecutorService executor, int loopCount, boolean loopsOwnPool, boolean loopsRunHandlers)
+            throws IOException {
         super(provider);
         this.selectors = selectors;
         this.executor = executor;
@@ -90,7 +91,7 @@ public final class HadronioAsynchronousChannelGroup extends AsynchronousChannelG
         this.loopsRunning = new CountDownLatch(loopCount);
         try {
             for (int i = 0; i < loopCount; i++) {
-                loops[i] = new EventLoop(this, selectors.openSelector());
+                loops[i] = new EventLoop(this, selectors.openSelector(), loopsRunHandlers);
             }
         } catch (IOException | RuntimeException e) {
             for (EventLoop loop : loops) {
@@ -111,7 +112,7 @@ public final class HadronioAsynchronousChannelGroup extends AsynchronousChannelG
         ExecutorService pool = new ThreadPoolExecutor(nThreads, nThreads, 0L, TimeUnit.MILLISECONDS,
                 new LinkedBlockingQueue<>(), factory);
         HadronioAsynchronousChannelGroup group = new HadronioAsynchronousChannelGroup(provider, selectors, pool,
-                nThreads, true);
+                nThreads, true, true);
         for (EventLoop loop : group.loops) {
             pool.execute(loop);
         }
@@ -122,7 +123,7 @@ public final class HadronioAsynchronousChannelGroup extends AsynchronousChannelG
     public static HadronioAsynchronousChannelGroup withCachedThreadPool(AsynchronousChannelProvider provider, SelectorProvider selectors,
             ExecutorService executor, int initialSize) throws IOException {
         HadronioAsynchronousChannelGroup group = new HadronioAsynchronousChannelGroup(provider, selectors, executor,
-                Math.max(1, initialSize), false);
+                Math.max(1, initialSize), false, initialSize > 0);
         if (initialSize > 0) {
             for (EventLoop loop : group.loops) {
                 executor.execute(loop);
@@ -277,7 +278,7 @@ public final class HadronioAsynchronousChannelGroup extends AsynchronousChannelG
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     void invoke(EventLoop loop, CompletionHandler handler, Object attachment, Object result, Throwable exc) {
-        if (loop.inLoop()) {
+        if (loop.inHandlerLoop()) {
             // the common case, without a thread-local look-up: a completion on the channel's own loop
             if (loop.invokeCount < MAX_HANDLER_INVOKE_COUNT) {
                 loop.invokeCount++;
