@@ -7,6 +7,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.nio.channels.spi.AsynchronousChannelProvider;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.Set;
@@ -24,6 +25,10 @@ import org.apache.catalina.util.ServerInfo;
  * stdin prints {@code STATS requests connections bytes transport} (connections: distinct
  * client ports; transport: whether this JVM holds UCX endpoints at that moment); stops when
  * stdin closes.
+ *
+ * <p>Arguments: none, or the connector's protocol class ({@code Http11Nio2Protocol}: the NIO.2
+ * connector, on {@code AsynchronousServerSocketChannel}s); with a protocol it also prints
+ * {@code ASYNC class}, the JVM's {@code AsynchronousChannelProvider}.
  */
 public final class TomcatEchoServer {
     private static final AtomicLong REQUESTS = new AtomicLong();
@@ -56,7 +61,11 @@ public final class TomcatEchoServer {
         ProviderProbe.announce();
         Tomcat tomcat = new Tomcat();
         tomcat.setBaseDir(Files.createTempDirectory("tomcat-echo").toString());
-        Connector connector = new Connector("org.apache.coyote.http11.Http11NioProtocol");
+        String protocol = args.length > 0 ? args[0] : "org.apache.coyote.http11.Http11NioProtocol";
+        if (args.length > 0) {
+            System.out.println("ASYNC " + AsynchronousChannelProvider.provider().getClass().getName());
+        }
+        Connector connector = new Connector(protocol);
         connector.setPort(0);
         connector.setProperty("address", "127.0.0.1");
         // bodies up to 10 MiB
