@@ -276,6 +276,33 @@ class AsynchronousContractTest extends ContractSupport {
 
     @ParameterizedTest
     @MethodSource("asyncProviders")
+    void shouldTimeOutAWriteAndRefuseWritingAfterwards(AsynchronousChannelProvider provider) throws Exception {
+        try (Group g = Group.fixed(provider); Pair p = connect(provider, g.group())) {
+            // the peer reads nothing: writes complete until the socket buffers are full, then one times out
+            ByteBuffer big = ByteBuffer.allocate(64 << 20);
+            Throwable failure = null;
+            while (failure == null) {
+                assertTrue(big.hasRemaining(), "64 MiB written that no one reads");
+                CompletableFuture<Integer> written = new CompletableFuture<>();
+                p.client().write(big, 200, TimeUnit.MILLISECONDS, null, handler(written));
+                try {
+                    written.get(10, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    failure = e.getCause();
+                }
+            }
+            assertInstanceOf(InterruptedByTimeoutException.class, failure);
+            IllegalStateException refused = assertThrows(IllegalStateException.class,
+                    () -> p.client().write(ByteBuffer.allocate(1)));
+            assertEquals("Writing not allowed due to timeout or cancellation", refused.getMessage());
+            // reading is still allowed
+            p.server().write(ByteBuffer.wrap(new byte[] {3})).get(5, TimeUnit.SECONDS);
+            assertEquals(1, p.client().read(ByteBuffer.allocate(4)).get(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("asyncProviders")
     void shouldRefuseASecondPendingReadOrWrite(AsynchronousChannelProvider provider) throws Exception {
         try (Group g = Group.fixed(provider); Pair p = connect(provider, g.group())) {
             Future<Integer> pending = p.server().read(ByteBuffer.allocate(8));
@@ -558,6 +585,9 @@ class AsynchronousContractTest extends ContractSupport {
             }
             assertTrue(group.awaitTermination(10, TimeUnit.SECONDS));
             assertTrue(group.isTerminated());
+            // a handler that must run on the terminated group's threads cannot
+            assertThrows(ShutdownChannelGroupException.class,
+                    () -> p.client().read(ByteBuffer.allocate(1), null, handler(new CompletableFuture<>())));
             plainPeer.close();
             plain.close();
         }
