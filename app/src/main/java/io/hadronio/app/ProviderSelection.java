@@ -22,6 +22,21 @@ public final class ProviderSelection {
         }
     }
 
+    /** The NIO.2 provider property, and hadroNIO's class for it. */
+    public static final String ASYNC_PROPERTY = "java.nio.channels.spi.AsynchronousChannelProvider";
+    public static final String HADRONIO_ASYNC = "io.hadronio.HadronioAsynchronousChannelProvider";
+
+    /**
+     * {@link #apply()} for programs on NIO.2 too: hadroNIO's {@code AsynchronousChannelProvider}
+     * beside its {@code SelectorProvider}, unless {@code DISABLE_HADRONIO} or the property says otherwise.
+     */
+    public static void applyAsynchronous() {
+        apply();
+        if (System.getProperty(ASYNC_PROPERTY) == null && !disabled(System.getenv("DISABLE_HADRONIO"))) {
+            System.setProperty(ASYNC_PROPERTY, HADRONIO_ASYNC);
+        }
+    }
+
     /**
      * What {@code DISABLE_HADRONIO} says: true, 1 or yes disable hadroNIO; false, 0, no or unset
      * leave it on; anything else is refused (it was read with {@code Boolean.parseBoolean} once,

@@ -50,7 +50,7 @@ public final class EvaluateCommand implements Callable<Integer> {
     Path report;
 
     @Option(names = "--modes", split = ",", paramLabel = "MODE",
-            description = "Any of blocking, nonblocking, netty, raw (default: all).")
+            description = "Any of blocking, nonblocking, netty, nio2, raw (default: blocking, nonblocking, netty, raw).")
     List<String> modes;
 
     @Option(names = "--providers", split = ",", paramLabel = "PROVIDER",

@@ -20,7 +20,7 @@ import java.util.function.Function;
  */
 final class EvaluationReport {
     /** Modes with NIO code, in the order the report shows them. */
-    static final List<Mode> NIO_MODES = List.of(Mode.BLOCKING, Mode.NONBLOCKING, Mode.NETTY);
+    static final List<Mode> NIO_MODES = List.of(Mode.BLOCKING, Mode.NONBLOCKING, Mode.NETTY, Mode.NIO2);
 
     private final Results results;
     private final List<PointSummary> summary;

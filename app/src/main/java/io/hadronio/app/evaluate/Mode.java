@@ -9,6 +9,7 @@ public enum Mode {
     BLOCKING("blocking", "blocking channels", "blocking"),
     NONBLOCKING("nonblocking", "non-blocking channels with a Selector", "nonblocking"),
     NETTY("netty", "Netty (NIO transport)", "netty"),
+    NIO2("nio2", "NIO.2 asynchronous channels (CompletionHandler)", "nio2"),
     RAW("raw", "UCX binding (tag API)", "ucx");
 
     private final String id;
