@@ -23,7 +23,7 @@
 #
 # Environment:
 #   RUNS        interleaved rounds per measurement (default 3; the tables show medians)
-#   SECTIONS    which comparisons to run (default "evaluate connections"; also ucx blocking netty; run_section_<name>/print_section_<name>)
+#   SECTIONS    which comparisons to run (default "evaluate connections"; also ucx blocking netty nio2; run_section_<name>/print_section_<name>)
 #   CONNECTION_CLIENTS / CONNECTION_WARMUP / CONNECTION_DURATION   connections section: client threads
 #               (default "1 8"), warm-up and measured seconds per run (default 5 / 2)
 #   PROFILE     evaluate section: smoke, quick (default) or full
@@ -32,6 +32,7 @@
 #   BLOCKING_CASES  blocking section: any of lat8 stream msg8 (default all)
 #   NETTY_CASES     netty section: any of lat8 stream msg8 msg8f (default "lat8 stream msg8";
 #                   msg8f = 8-byte messages each flushed)
+#   NIO2_CASES      nio2 section (NIO.2, CompletionHandlers): any of lat8 tail8 stream msg8 (default "lat8 tail8 stream")
 #   SERVER_CPU / CLIENT_CPU   cores the two processes are pinned to (default 0 / 1)
 #   SKIP_BUILD  1: use the jars already built
 #   LOG_DIR     where every process's output is kept (default docs/results/raw/demo-<time>)
@@ -367,6 +368,9 @@ app_case() {
     netty:stream:*)    echo "throughput -l 65536 -m 200000 -t 20000" ;;
     netty:msg8:*)      echo "throughput -l 8 -m 5000000 -t 10000000" ;;
     netty:msg8f:*)     echo "throughput -l 8 -m 1000000 -t 200000 -f 1" ;;
+    nio2:lat8:*)       echo "latency -l 8 -m 50000 -t 50000" ;;
+    nio2:stream:*)     echo "throughput -l 65536 -m 50000 -t 20000" ;;
+    nio2:msg8:*)       echo "throughput -l 8 -m 1000000 -t 1000000" ;;
     *) return 1 ;;
   esac
 }
@@ -487,6 +491,7 @@ pairs_scaled() {
 
 BLOCKING_CASES="${BLOCKING_CASES:-lat8 stream msg8}"
 NETTY_CASES="${NETTY_CASES:-lat8 stream msg8}"
+NIO2_CASES="${NIO2_CASES:-lat8 tail8 stream}"
 
 run_section_blocking() { run_app_section blocking "$BLOCKING_CASES"; }
 print_section_blocking() {
@@ -497,6 +502,11 @@ run_section_netty() { run_app_section netty "$NETTY_CASES"; }
 print_section_netty() {
   print_app_section netty "$NETTY_CASES" "Netty NIO transport (hadronio netty benchmark), hadroNIO vs the JDK's provider" \
     "issue 4 (round trip 8 B <= 4 µs median, 64 KiB streaming >= 5 GB/s, 8-byte messages >= 2 M/s)"
+}
+run_section_nio2() { run_app_section nio2 "$NIO2_CASES"; }
+print_section_nio2() {
+  print_app_section nio2 "$NIO2_CASES" "NIO.2 (hadronio nio2 benchmark), hadroNIO vs the JDK's provider" \
+    "issue 37 (round trip 8 B >= 10x faster, hadroNIO p99 <= the JDK's p50; 64 KiB streaming >= 2x)"
 }
 
 # ---- section "evaluate": hadronio evaluate (issue 11) --------------------------------------------
@@ -568,9 +578,10 @@ main() {
   command -v ss >/dev/null || die "ss (iproute2) is needed to see when a server listens"
   [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$RUNS'"
   local c
-  for c in $SECTIONS; do declare -F "run_section_$c" >/dev/null || die "unknown section '$c' (evaluate connections ucx blocking netty)"; done
+  for c in $SECTIONS; do declare -F "run_section_$c" >/dev/null || die "unknown section '$c' (evaluate connections ucx blocking netty nio2)"; done
   for c in $BLOCKING_CASES; do app_case blocking "$c" >/dev/null || die "unknown BLOCKING_CASES entry '$c' (lat8 stream msg8 tail8)"; done
   for c in $NETTY_CASES; do app_case netty "$c" >/dev/null || die "unknown NETTY_CASES entry '$c' (lat8 stream msg8 msg8f tail8)"; done
+  for c in $NIO2_CASES; do app_case nio2 "$c" >/dev/null || die "unknown NIO2_CASES entry '$c' (lat8 tail8 stream msg8)"; done
   local cpus; cpus="$(nproc)"
   ((SERVER_CPU < cpus && CLIENT_CPU < cpus)) || die "SERVER_CPU/CLIENT_CPU ($SERVER_CPU/$CLIENT_CPU) must be < $cpus cores"
 

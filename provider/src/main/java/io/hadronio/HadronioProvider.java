@@ -38,6 +38,11 @@ import java.util.Objects;
  * logged (through {@link System.Logger}, as is everything hadroNIO logs) and every channel
  * from then on comes from the JDK's provider (those made before stay on the kernel): the
  * application keeps running, unaccelerated.
+ *
+ * <p>NIO.2 ({@code AsynchronousSocketChannel} and its group) is not answered here but by
+ * {@link HadronioAsynchronousChannelProvider}, named by its own property: both SPIs are
+ * abstract classes, so one class cannot be both providers. That one drives this provider's
+ * channels (the JVM's, when this is the JVM's provider), so both APIs share one UCX runtime.
  */
 public class HadronioProvider extends SelectorProvider {
     // System.Logger, not a logging library: this class lands on every application's class path,
