@@ -307,18 +307,51 @@ class AsynchronousContractTest extends ContractSupport {
         try (Group g = Group.fixed(provider); Pair p = connect(provider, g.group())) {
             Future<Integer> pending = p.server().read(ByteBuffer.allocate(8));
             assertThrows(ReadPendingException.class, () -> p.server().read(ByteBuffer.allocate(8)));
-            // a write that cannot complete: the peer reads nothing until the socket buffers are full
-            ByteBuffer big = ByteBuffer.allocate(64 << 20);
-            Future<Integer> w;
-            do {
-                w = p.client().write(big);
-                Thread.sleep(1);
-            } while (w.isDone() && w.get() > 0 && big.hasRemaining());
-            assertFalse(w.isDone(), "a 64 MiB write no one reads completed");
-            assertThrows(WritePendingException.class, () -> p.client().write(ByteBuffer.allocate(1)));
             pending.cancel(false);
-        } catch (WritePendingException unexpected) {
-            throw unexpected;
+        }
+        try (Group g = Group.fixed(provider); Stalled stalled = Stalled.open(provider, g.group())) {
+            Future<Integer> w = stalled.pendingWrite();
+            assertThrows(WritePendingException.class, () -> stalled.channel().write(ByteBuffer.allocate(1)));
+            assertFalse(w.isDone());
+        }
+    }
+
+    /**
+     * A channel of the provider connected to a {@code java.net} peer that reads nothing, over
+     * kernel TCP whatever the provider: once a write of it is pending, it stays pending.
+     */
+    record Stalled(AsynchronousSocketChannel channel, ServerSocket listener, Socket peer) implements AutoCloseable {
+        static Stalled open(AsynchronousChannelProvider provider, AsynchronousChannelGroup group) throws Exception {
+            ServerSocket listener = new ServerSocket();
+            listener.setReceiveBufferSize(4096);
+            listener.bind(new InetSocketAddress(LOOPBACK, 0), 1);
+            AsynchronousSocketChannel channel = provider.openAsynchronousSocketChannel(group);
+            channel.connect(listener.getLocalSocketAddress()).get(10, TimeUnit.SECONDS);
+            return new Stalled(channel, listener, listener.accept());
+        }
+
+        /** Writes until a write stays pending (the socket buffers are full); returns it. */
+        Future<Integer> pendingWrite() throws Exception {
+            ByteBuffer big = ByteBuffer.allocate(64 << 20);
+            while (true) {
+                assertTrue(big.hasRemaining(), "64 MiB written that no one reads");
+                Future<Integer> w = channel.write(big);
+                Thread.sleep(1);
+                if (!w.isDone()) {
+                    return w;
+                }
+                w.get();
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                channel.close();
+            } finally {
+                peer.close();
+                listener.close();
+            }
         }
     }
 
@@ -329,14 +362,11 @@ class AsynchronousContractTest extends ContractSupport {
             Pair p = connect(provider, g.group());
             CompletableFuture<Integer> read = new CompletableFuture<>();
             p.server().read(ByteBuffer.allocate(8), null, handler(read));
-            // a pending read with a future, on a second connection (the client here gets the big write's bytes)
+            // a pending read with a future, on a second connection
             Pair p2 = connect(provider, g.group());
             Future<Integer> clientRead = p2.client().read(ByteBuffer.allocate(8));
-            ByteBuffer big = ByteBuffer.allocate(64 << 20);
-            Future<Integer> w;
-            do {
-                w = p.server().write(big);
-            } while (w.isDone() && big.hasRemaining());
+            Stalled stalled = Stalled.open(provider, g.group());
+            Future<Integer> w = stalled.pendingWrite();
             AsynchronousServerSocketChannel listener = provider.openAsynchronousServerSocketChannel(g.group())
                     .bind(new InetSocketAddress(LOOPBACK, 0));
             Future<AsynchronousSocketChannel> accept = listener.accept();
@@ -344,6 +374,7 @@ class AsynchronousContractTest extends ContractSupport {
             p.server().close();
             p.client().close();
             p2.close();
+            stalled.close();
             listener.close();
             assertInstanceOf(AsynchronousCloseException.class,
                     assertThrows(ExecutionException.class, () -> read.get(5, TimeUnit.SECONDS)).getCause());

@@ -147,11 +147,6 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         }
     }
 
-    /** The NIO channel under this one (tests: its transport). */
-    SocketChannel channel() {
-        return channel;
-    }
-
     // ---------------------------------------------------------------- connect
 
     @Override
