@@ -15,12 +15,10 @@ import java.nio.channels.CompletionHandler;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.InterruptedByTimeoutException;
 import java.nio.channels.NotYetConnectedException;
-import java.nio.channels.ReadPendingException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
-import java.nio.channels.WritePendingException;
 import java.nio.channels.spi.AsynchronousChannelProvider;
 import java.util.HashSet;
 import java.util.Objects;
@@ -38,8 +36,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>An operation is tried at once on the thread that starts it; what cannot complete
  * waits for its key's readiness, and the loop finishes it. Per direction one operation
- * may be pending; its state is guarded by that direction's lock ({@code readLock},
- * {@code writeLock}; the connect's by {@code stateLock}), under which the non-blocking
+ * may be pending; its state is guarded by that direction's lock (its {@link Direction};
+ * the connect's by {@code stateLock}), under which the non-blocking
  * transfer is tried, so the starting thread and the loop never transfer for one operation
  * at the same time. Handlers run outside the locks. The interest set is kept lazily: an op
  * stays in it after its operation completed, and is taken out when it is ready with
@@ -75,37 +73,9 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
     private Object connectAttachment;
     private OperationFuture<Void> connectFuture;
 
-    private final Object readLock = new Object();
-    // ---- protected by readLock ----
-    private boolean reading;
-    // a timeout or a cancel: reading is refused from now on
-    private boolean readKilled;
-    private boolean readShutdown;
-    private ByteBuffer readBuffer;
-    private ByteBuffer[] readBuffers;
-    private int readOffset;
-    private int readLength;
-    @SuppressWarnings("rawtypes")
-    private CompletionHandler readHandler;
-    private Object readAttachment;
-    private OperationFuture<Number> readFuture;
-    // System.nanoTime() of the timeout, 0: none
-    private long readDeadline;
-
-    private final Object writeLock = new Object();
-    // ---- protected by writeLock ----
-    private boolean writing;
-    private boolean writeKilled;
-    private boolean writeShutdown;
-    private ByteBuffer writeBuffer;
-    private ByteBuffer[] writeBuffers;
-    private int writeOffset;
-    private int writeLength;
-    @SuppressWarnings("rawtypes")
-    private CompletionHandler writeHandler;
-    private Object writeAttachment;
-    private OperationFuture<Number> writeFuture;
-    private long writeDeadline;
+    // the reads and the writes, each with its lock (the JDK's readLock and writeLock)
+    private final Direction reads;
+    private final Direction writes;
 
     /**
      * A new unconnected channel in {@code group}.
@@ -130,6 +100,8 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         this.group = group;
         this.channel = channel;
         this.state = state;
+        this.reads = new Direction(channel, true);
+        this.writes = new Direction(channel, false);
         try {
             group.opened(this);
         } catch (RuntimeException e) {
@@ -288,7 +260,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("Read-only buffer");
         }
-        read(dst, null, 0, 0, timeout, unit, attachment, handler);
+        start(reads, dst, null, 0, 0, timeout, unit, attachment, handler);
     }
 
     @Override
@@ -297,7 +269,8 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             throw new IllegalArgumentException("Read-only buffer");
         }
         @SuppressWarnings("unchecked")
-        Future<Integer> f = (Future<Integer>) (Future<?>) read(dst, null, 0, 0, 0L, TimeUnit.MILLISECONDS, null, null);
+        Future<Integer> f = (Future<Integer>) (Future<?>) start(reads, dst, null, 0, 0, 0L, TimeUnit.MILLISECONDS, null,
+                null);
         return f;
     }
 
@@ -311,115 +284,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
                 throw new IllegalArgumentException("Read-only buffer");
             }
         }
-        read(null, dsts, offset, length, timeout, unit, attachment, handler);
-    }
-
-    /**
-     * A read: {@code dst}, or {@code length} of {@code dsts} from {@code offset} (a scattering
-     * read, whose result is a {@code Long}).
-     */
-    @SuppressWarnings({"rawtypes", "unchecked"})
-    private Future<Number> read(ByteBuffer dst, ByteBuffer[] dsts, int offset, int length, long timeout,
-            TimeUnit unit, Object attachment, CompletionHandler handler) {
-        if (!isOpen()) {
-            return immediate(handler, attachment, null, new ClosedChannelException());
-        }
-        if (state != ST_CONNECTED) {
-            throw new NotYetConnectedException();
-        }
-        boolean scattering = dsts != null;
-        Number result;
-        Throwable failure = null;
-        OperationFuture<Number> future = null;
-        synchronized (readLock) {
-            if (readKilled) {
-                throw new IllegalStateException("Reading not allowed due to timeout or cancellation");
-            }
-            if (reading) {
-                throw new ReadPendingException();
-            }
-            if (readShutdown) {
-                result = scattering ? (Number) Long.valueOf(-1L) : (Number) Integer.valueOf(-1);
-            } else if (!scattering && !dst.hasRemaining()) {
-                result = 0;
-            } else if (state == ST_CLOSED) {
-                result = null;
-                failure = new AsynchronousCloseException();
-            } else {
-                long n = 0;
-                try {
-                    n = scattering ? channel.read(dsts, offset, length) : channel.read(dst);
-                } catch (IOException e) {
-                    failure = closedIfClosing(e);
-                }
-                if (failure == null && n == 0 && (scattering ? hasRemaining(dsts, offset, length) : true)) {
-                    // nothing yet: the loop finishes it
-                    future = handler == null ? new OperationFuture<>(this, OperationFuture.READ) : null;
-                    reading = true;
-                    readBuffer = dst;
-                    readBuffers = dsts;
-                    readOffset = offset;
-                    readLength = length;
-                    readHandler = handler;
-                    readAttachment = attachment;
-                    readFuture = future;
-                    if (timeout > 0) {
-                        readDeadline = deadline(timeout, unit);
-                        loop.deadline(readDeadline);
-                    }
-                    arm(SelectionKey.OP_READ);
-                    return future;
-                }
-                result = failure != null ? null : scattering ? (Number) Long.valueOf(n) : (Number) Integer.valueOf((int) n);
-            }
-        }
-        return immediate(handler, attachment, result, failure);
-    }
-
-    /** The loop: a read is ready to finish. */
-    @SuppressWarnings("rawtypes")
-    private void finishRead() {
-        CompletionHandler handler;
-        Object attachment;
-        OperationFuture<Number> future;
-        Number result = null;
-        Throwable failure = null;
-        synchronized (readLock) {
-            if (!reading) {
-                // ready with nothing pending: the lazy interest goes
-                disarm(SelectionKey.OP_READ);
-                return;
-            }
-            long n = 0;
-            boolean scattering = readBuffers != null;
-            try {
-                n = scattering ? channel.read(readBuffers, readOffset, readLength) : channel.read(readBuffer);
-            } catch (IOException e) {
-                failure = closedIfClosing(e);
-            }
-            if (failure == null && n == 0) {
-                return;
-            }
-            if (failure == null) {
-                result = scattering ? (Number) Long.valueOf(n) : (Number) Integer.valueOf((int) n);
-            }
-            handler = readHandler;
-            attachment = readAttachment;
-            future = readFuture;
-            clearRead();
-        }
-        complete(handler, attachment, future, result, failure);
-    }
-
-    private void clearRead() {
-        assert Thread.holdsLock(readLock);
-        reading = false;
-        readBuffer = null;
-        readBuffers = null;
-        readHandler = null;
-        readAttachment = null;
-        readFuture = null;
-        readDeadline = 0;
+        start(reads, null, dsts, offset, length, timeout, unit, attachment, handler);
     }
 
     // ---------------------------------------------------------------- write
@@ -428,14 +293,15 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
     public <A> void write(ByteBuffer src, long timeout, TimeUnit unit, A attachment,
             CompletionHandler<Integer, ? super A> handler) {
         Objects.requireNonNull(handler, "'handler' is null");
-        write(src, null, 0, 0, timeout, unit, attachment, handler);
+        start(writes, src, null, 0, 0, timeout, unit, attachment, handler);
     }
 
     @Override
     public Future<Integer> write(ByteBuffer src) {
         Objects.requireNonNull(src);
         @SuppressWarnings("unchecked")
-        Future<Integer> f = (Future<Integer>) (Future<?>) write(src, null, 0, 0, 0L, TimeUnit.MILLISECONDS, null, null);
+        Future<Integer> f = (Future<Integer>) (Future<?>) start(writes, src, null, 0, 0, 0L, TimeUnit.MILLISECONDS, null,
+                null);
         return f;
     }
 
@@ -444,82 +310,90 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             CompletionHandler<Long, ? super A> handler) {
         Objects.requireNonNull(handler, "'handler' is null");
         Objects.checkFromIndexSize(offset, length, srcs.length);
-        write(null, srcs, offset, length, timeout, unit, attachment, handler);
+        start(writes, null, srcs, offset, length, timeout, unit, attachment, handler);
     }
 
-    @SuppressWarnings({"rawtypes", "unchecked"})
-    private Future<Number> write(ByteBuffer src, ByteBuffer[] srcs, int offset, int length, long timeout,
+    // ---------------------------------------------------------------- a read or a write
+
+    /**
+     * Starts a read or a write ({@code d}): tried at once; what moves nothing waits in
+     * {@code d} for the loop. The checks and their order are the JDK's: closed (the failure goes
+     * to the handler or the future), not connected, killed, pending; then a shut-down direction
+     * (a read: -1; a write: {@link ClosedChannelException}) and nothing to transfer (0).
+     */
+    @SuppressWarnings("rawtypes")
+    private Future<Number> start(Direction d, ByteBuffer b, ByteBuffer[] bs, int offset, int length, long timeout,
             TimeUnit unit, Object attachment, CompletionHandler handler) {
-        boolean gathering = srcs != null;
-        if (isOpen() && state != ST_CONNECTED) {
+        if (!isOpen()) {
+            return immediate(handler, attachment, null, new ClosedChannelException());
+        }
+        if (state != ST_CONNECTED) {
             throw new NotYetConnectedException();
         }
-        Number result;
+        boolean vectored = bs != null;
+        Number result = null;
         Throwable failure = null;
-        synchronized (writeLock) {
-            if (isOpen() && writeKilled) {
-                throw new IllegalStateException("Writing not allowed due to timeout or cancellation");
+        synchronized (d) {
+            if (d.killed) {
+                throw d.killedException();
             }
-            if (isOpen() && writing) {
-                throw new WritePendingException();
+            if (d.pending) {
+                throw d.pendingException();
             }
-            if (!isOpen() || writeShutdown) {
-                // closed, or shut down for writing: the JDK's answer to both
-                result = null;
+            if (d.shutdown) {
+                if (d.reads) {
+                    result = Direction.result(-1, vectored);
+                } else {
+                    failure = new ClosedChannelException();
+                }
+            } else if (!vectored && !b.hasRemaining()) {
+                result = Direction.result(0, false);
+            } else if (state == ST_CLOSED) {
                 failure = new ClosedChannelException();
             } else {
-                if (!gathering && !src.hasRemaining()) {
-                    result = 0;
-                } else {
-                    long n = 0;
-                    try {
-                        n = gathering ? channel.write(srcs, offset, length) : channel.write(src);
-                    } catch (IOException e) {
-                        failure = closedIfClosing(e);
+                long n = 0;
+                try {
+                    n = d.transfer(b, bs, offset, length);
+                } catch (IOException e) {
+                    failure = closedIfClosing(e);
+                }
+                if (failure == null && n == 0 && (!vectored || Direction.hasRemaining(bs, offset, length))) {
+                    // nothing moved: the loop finishes it
+                    OperationFuture<Number> future = handler == null ? new OperationFuture<>(this, d.reads
+                            ? OperationFuture.READ : OperationFuture.WRITE) : null;
+                    long deadline = timeout > 0 ? deadline(timeout, unit) : 0;
+                    d.park(b, bs, offset, length, handler, attachment, future, deadline);
+                    if (deadline != 0) {
+                        loop.deadline(deadline);
                     }
-                    if (failure == null && n == 0 && (gathering ? hasRemaining(srcs, offset, length) : true)) {
-                        OperationFuture<Number> future = handler == null
-                                ? new OperationFuture<>(this, OperationFuture.WRITE) : null;
-                        writing = true;
-                        writeBuffer = src;
-                        writeBuffers = srcs;
-                        writeOffset = offset;
-                        writeLength = length;
-                        writeHandler = handler;
-                        writeAttachment = attachment;
-                        writeFuture = future;
-                        if (timeout > 0) {
-                            writeDeadline = deadline(timeout, unit);
-                            loop.deadline(writeDeadline);
-                        }
-                        arm(SelectionKey.OP_WRITE);
-                        return future;
-                    }
-                    result = failure != null ? null
-                            : gathering ? (Number) Long.valueOf(n) : (Number) Integer.valueOf((int) n);
+                    arm(d.interestOp);
+                    return future;
+                }
+                if (failure == null) {
+                    result = Direction.result(n, vectored);
                 }
             }
         }
         return immediate(handler, attachment, result, failure);
     }
 
-    /** The loop: a write is ready to finish. */
+    /** The loop (or a shut-down input): the pending operation of {@code d} may finish. */
     @SuppressWarnings("rawtypes")
-    private void finishWrite() {
+    private void finish(Direction d) {
         CompletionHandler handler;
         Object attachment;
         OperationFuture<Number> future;
         Number result = null;
         Throwable failure = null;
-        synchronized (writeLock) {
-            if (!writing) {
-                disarm(SelectionKey.OP_WRITE);
+        synchronized (d) {
+            if (!d.pending) {
+                // ready with nothing pending: the lazy interest goes
+                disarm(d.interestOp);
                 return;
             }
             long n = 0;
-            boolean gathering = writeBuffers != null;
             try {
-                n = gathering ? channel.write(writeBuffers, writeOffset, writeLength) : channel.write(writeBuffer);
+                n = d.transferPending();
             } catch (IOException e) {
                 failure = closedIfClosing(e);
             }
@@ -527,27 +401,69 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
                 return;
             }
             if (failure == null) {
-                result = gathering ? (Number) Long.valueOf(n) : (Number) Integer.valueOf((int) n);
+                result = Direction.result(n, d.vectored());
             }
-            // the writer is usually done for now: its interest goes at once (a full socket is rare)
-            disarm(SelectionKey.OP_WRITE);
-            handler = writeHandler;
-            attachment = writeAttachment;
-            future = writeFuture;
-            clearWrite();
+            if (!d.reads) {
+                // a writer is usually done for now: its interest goes at once (a full socket is rare)
+                disarm(d.interestOp);
+            }
+            handler = d.handler;
+            attachment = d.attachment;
+            future = d.future;
+            d.clear();
         }
         complete(handler, attachment, future, result, failure);
     }
 
-    private void clearWrite() {
-        assert Thread.holdsLock(writeLock);
-        writing = false;
-        writeBuffer = null;
-        writeBuffers = null;
-        writeHandler = null;
-        writeAttachment = null;
-        writeFuture = null;
-        writeDeadline = 0;
+    /** Fails the operation of {@code d} if its deadline is not after {@code now}; else keeps the loop's deadline. */
+    @SuppressWarnings("rawtypes")
+    private void expire(Direction d, long now) {
+        CompletionHandler handler;
+        Object attachment;
+        OperationFuture<Number> future;
+        synchronized (d) {
+            if (!d.pending || d.deadline == 0) {
+                return;
+            }
+            if (now - d.deadline < 0) {
+                loop.deadline(d.deadline);
+                return;
+            }
+            handler = d.handler;
+            attachment = d.attachment;
+            future = d.future;
+            d.clear();
+            d.killed = true;
+        }
+        fail(handler, attachment, future, new InterruptedByTimeoutException());
+    }
+
+    /** Fails the pending operation of {@code d}, if there is one, with {@link AsynchronousCloseException}. */
+    @SuppressWarnings("rawtypes")
+    private void failPending(Direction d) {
+        CompletionHandler handler;
+        Object attachment;
+        OperationFuture<Number> future;
+        synchronized (d) {
+            if (!d.pending) {
+                return;
+            }
+            handler = d.handler;
+            attachment = d.attachment;
+            future = d.future;
+            d.clear();
+        }
+        fail(handler, attachment, future, new AsynchronousCloseException());
+    }
+
+    /** A cancel: forgets {@code future}'s operation if it is the pending one, and refuses further ones. */
+    private static void kill(Direction d, OperationFuture<?> future) {
+        synchronized (d) {
+            if (d.pending && d.future == future) {
+                d.clear();
+            }
+            d.killed = true;
+        }
     }
 
     // ---------------------------------------------------------------- the loop's calls
@@ -559,77 +475,24 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         }
         // send completions before receive, as the selector translates them
         if ((readyOps & SelectionKey.OP_WRITE) != 0) {
-            finishWrite();
+            finish(writes);
         }
         if ((readyOps & SelectionKey.OP_READ) != 0) {
-            finishRead();
+            finish(reads);
         }
     }
 
     @Override
-    @SuppressWarnings("rawtypes")
     public void expire(long now) {
-        CompletionHandler handler = null;
-        Object attachment = null;
-        OperationFuture<Number> future = null;
-        boolean expired = false;
-        synchronized (readLock) {
-            if (reading && readDeadline != 0) {
-                if (now - readDeadline >= 0) {
-                    handler = readHandler;
-                    attachment = readAttachment;
-                    future = readFuture;
-                    clearRead();
-                    // the bytes may have come meanwhile, unseen: no further read may start
-                    readKilled = true;
-                    expired = true;
-                } else {
-                    loop.deadline(readDeadline);
-                }
-            }
-        }
-        if (expired) {
-            fail(handler, attachment, future, new InterruptedByTimeoutException());
-        }
-        expired = false;
-        synchronized (writeLock) {
-            if (writing && writeDeadline != 0) {
-                if (now - writeDeadline >= 0) {
-                    handler = writeHandler;
-                    attachment = writeAttachment;
-                    future = writeFuture;
-                    clearWrite();
-                    writeKilled = true;
-                    expired = true;
-                } else {
-                    loop.deadline(writeDeadline);
-                }
-            }
-        }
-        if (expired) {
-            fail(handler, attachment, future, new InterruptedByTimeoutException());
-        }
+        expire(reads, now);
+        expire(writes, now);
     }
 
     @Override
     public void onCancel(OperationFuture<?> future) {
         switch (future.kind()) {
-            case OperationFuture.READ -> {
-                synchronized (readLock) {
-                    if (reading && readFuture == future) {
-                        clearRead();
-                    }
-                    readKilled = true;
-                }
-            }
-            case OperationFuture.WRITE -> {
-                synchronized (writeLock) {
-                    if (writing && writeFuture == future) {
-                        clearWrite();
-                    }
-                    writeKilled = true;
-                }
-            }
+            case OperationFuture.READ -> kill(reads, future);
+            case OperationFuture.WRITE -> kill(writes, future);
             default -> {
                 // a cancelled connect may have connected meanwhile: no reading or writing
                 synchronized (stateLock) {
@@ -637,12 +500,8 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
                         clearConnect();
                     }
                 }
-                synchronized (readLock) {
-                    readKilled = true;
-                }
-                synchronized (writeLock) {
-                    writeKilled = true;
-                }
+                kill(reads, future);
+                kill(writes, future);
             }
         }
     }
@@ -713,15 +572,6 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         return d == 0 ? 1 : d;
     }
 
-    private static boolean hasRemaining(ByteBuffer[] buffers, int offset, int length) {
-        for (int i = offset; i < offset + length; i++) {
-            if (buffers[i].hasRemaining()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** Adds {@code op} to the interest set unless it is there (lazy interest: usually it is). */
     private void arm(int op) {
         try {
@@ -759,8 +609,8 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
         ensureOpen();
-        synchronized (writeLock) {
-            if (writeShutdown) {
+        synchronized (writes) {
+            if (writes.shutdown) {
                 throw new IOException("Connection has been shutdown for writing");
             }
         }
@@ -802,16 +652,16 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             throw new NotYetConnectedException();
         }
         boolean pending;
-        synchronized (readLock) {
-            if (!readShutdown) {
+        synchronized (reads) {
+            if (!reads.shutdown) {
                 channel.shutdownInput();
-                readShutdown = true;
+                reads.shutdown = true;
             }
-            pending = reading;
+            pending = reads.pending;
         }
         if (pending) {
             // a pending read ends with -1 now, whatever the selector makes of the shut-down input
-            finishRead();
+            finish(reads);
         }
         return this;
     }
@@ -822,10 +672,10 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         if (state != ST_CONNECTED) {
             throw new NotYetConnectedException();
         }
-        synchronized (writeLock) {
-            if (!writeShutdown) {
+        synchronized (writes) {
+            if (!writes.shutdown) {
                 channel.shutdownOutput();
-                writeShutdown = true;
+                writes.shutdown = true;
             }
         }
         return this;
@@ -880,34 +730,8 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             if (cHandler != null || cFuture != null) {
                 fail(cHandler, cAttachment, cFuture, new AsynchronousCloseException());
             }
-            CompletionHandler handler = null;
-            Object attachment = null;
-            OperationFuture<Number> future = null;
-            boolean pending;
-            synchronized (readLock) {
-                pending = reading;
-                if (pending) {
-                    handler = readHandler;
-                    attachment = readAttachment;
-                    future = readFuture;
-                    clearRead();
-                }
-            }
-            if (pending) {
-                fail(handler, attachment, future, new AsynchronousCloseException());
-            }
-            synchronized (writeLock) {
-                pending = writing;
-                if (pending) {
-                    handler = writeHandler;
-                    attachment = writeAttachment;
-                    future = writeFuture;
-                    clearWrite();
-                }
-            }
-            if (pending) {
-                fail(handler, attachment, future, new AsynchronousCloseException());
-            }
+            failPending(reads);
+            failPending(writes);
             group.closed(this);
         }
     }
