@@ -48,6 +48,11 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     // the earliest deadline of a timed operation of a member (NO_DEADLINE: none known)
     private final AtomicLong earliestDeadline = new AtomicLong(NO_DEADLINE);
+    // the members found ready by the last selection, and their ready ops (the loop's thread only;
+    // grown, never shrunk: nothing is allocated per selection)
+    private Member[] ready = new Member[16];
+    private int[] readyOps = new int[16];
+    private int readyCount;
     private volatile boolean stopping;
     private volatile boolean stopped;
 
@@ -136,6 +141,7 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
                 } else {
                     selector.select(this, Math.max(1, (earliest - now + 999_999) / 1_000_000));
                 }
+                handleReady();
             }
         } catch (ClosedSelectorException | IOException e) {
             uncaught(e);
@@ -152,15 +158,35 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
         }
     }
 
-    /** One ready key: its channel finishes what it can. A handler's exception does not end the loop. */
+    /**
+     * One ready key, handed over by the selection: kept for {@link #handleReady}, after the
+     * selection has returned. Handlers start transfers and close channels, which must not run
+     * inside the selection (the selector's locks are held there).
+     */
     @Override
     public void accept(SelectionKey key) {
-        invokeCount = 0;
-        try {
-            ((Member) key.attachment()).onReady(key.readyOps());
-        } catch (RuntimeException | Error e) {
-            uncaught(e);
+        if (readyCount == ready.length) {
+            ready = java.util.Arrays.copyOf(ready, readyCount * 2);
+            readyOps = java.util.Arrays.copyOf(readyOps, readyCount * 2);
         }
+        ready[readyCount] = (Member) key.attachment();
+        readyOps[readyCount++] = key.readyOps();
+    }
+
+    /** The ready keys' channels finish what they can. A handler's exception does not end the loop. */
+    private void handleReady() {
+        int n = readyCount;
+        for (int i = 0; i < n; i++) {
+            Member m = ready[i];
+            ready[i] = null;
+            invokeCount = 0;
+            try {
+                m.onReady(readyOps[i]);
+            } catch (RuntimeException | Error e) {
+                uncaught(e);
+            }
+        }
+        readyCount = 0;
     }
 
     private void runTasks() {
