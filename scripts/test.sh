@@ -46,7 +46,7 @@ if [ "$#" -eq 0 ]; then
   eager="--enable-native-access=ALL-UNNAMED -ea -Dhadronio.upgrade=false"
   echo "hadroNIO tests: the provider's tests again with -Dhadronio.upgrade=false"
   ./mvnw -B -ntp -pl provider surefire:test -Dtest.jvm.flags="$eager"
-  echo "hadroNIO tests: the mixed-deployment, close, soak and churn integration tests again with -Dhadronio.upgrade=false"
+  echo "hadroNIO tests: the mixed-deployment (NIO and NIO.2), close, soak and churn integration tests again with -Dhadronio.upgrade=false"
   ./mvnw -B -ntp -pl integration-tests -am surefire:test -Dtest.jvm.flags="$eager" -Dsurefire.failIfNoSpecifiedTests=false \
-    -Dtest='MixedPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest,SoakTest,ConnectionChurnTest,CloseAfterAnswerAcrossJvmsTest'
+    -Dtest='MixedPairingsTest,AsynchronousPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest,SoakTest,ConnectionChurnTest,CloseAfterAnswerAcrossJvmsTest'
 fi
