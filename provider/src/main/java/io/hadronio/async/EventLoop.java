@@ -40,8 +40,10 @@ final class EventLoop implements Runnable, Consumer<SelectionKey> {
     // false: an internal loop (a group on the application's executor, initialSize 0), which
     // dispatches every handler to the executor and is not one of the group's threads
     private final boolean runsHandlers;
-    // the thread that runs the loop (set once, when it starts: until then no thread is it)
-    private volatile Thread thread;
+    // the thread that runs the loop, set once when it starts. Plain, not volatile: it is read on
+    // every completion to ask "am I the loop?", which only the loop's own thread answers yes to,
+    // and that thread sees its own write; any other thread, whatever it sees, is not the loop
+    private Thread thread;
     // handlers invoked directly for the event being handled (the JDK's invoke count): the loop's thread only
     int invokeCount;
     // handlers dispatched to this loop (fixed pools), run between selections

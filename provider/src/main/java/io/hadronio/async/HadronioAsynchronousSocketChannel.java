@@ -324,10 +324,12 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
     @SuppressWarnings("rawtypes")
     private Future<Number> start(Direction d, ByteBuffer b, ByteBuffer[] bs, int offset, int length, long timeout,
             TimeUnit unit, Object attachment, CompletionHandler handler) {
-        if (!isOpen()) {
+        // one volatile read for both checks; a close after it is seen under the direction's lock
+        int st = state;
+        if (st == ST_CLOSED) {
             return immediate(handler, attachment, null, new ClosedChannelException());
         }
-        if (state != ST_CONNECTED) {
+        if (st != ST_CONNECTED) {
             throw new NotYetConnectedException();
         }
         boolean vectored = bs != null;
