@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The load mode: for each server model (blocking, non-blocking, Netty), connection count and
+ * The load mode: for each server model (blocking, non-blocking, Netty, NIO.2), connection count and
  * provider (JDK, hadroNIO), one JVM pair whose client goes through the offered rates in
  * increasing order on the same connections until the server no longer keeps up
  * ({@link LoadPlan#SATURATED}; higher rates are skipped). Providers alternate per step, and
@@ -17,7 +17,7 @@ import java.util.Set;
  * that load from elsewhere hits both providers alike.
  */
 final class LoadEvaluation {
-    private static final List<Mode> MODES = List.of(Mode.BLOCKING, Mode.NONBLOCKING, Mode.NETTY);
+    private static final List<Mode> MODES = List.of(Mode.BLOCKING, Mode.NONBLOCKING, Mode.NETTY, Mode.NIO2);
 
     private final LoadPlan plan;
     private final Set<Mode> modes;

@@ -24,7 +24,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "load", mixinStandardHelpOptions = true,
         description = {"Load: N connections each sending requests at a fixed rate to an echo server; response times.",
-            "Server: -s --mode blocking|nonblocking|netty. Client: -r HOST:PORT -c N --rate R -l BYTES."})
+            "Server: -s --mode blocking|nonblocking|netty|nio2. Client: -r HOST:PORT -c N --rate R -l BYTES."})
 public final class LoadCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -37,8 +37,9 @@ public final class LoadCommand implements Callable<Integer> {
     InetSocketAddress address;
 
     @Option(names = "--mode", defaultValue = "nonblocking",
-            description = "Server model: blocking (thread per connection), nonblocking (one Selector), netty "
-                    + "(default: ${DEFAULT-VALUE}); the client names it in its RESULT line.")
+            description = "Server model: blocking (thread per connection), nonblocking (one Selector), netty, "
+                    + "nio2 (asynchronous channels of one group thread) (default: ${DEFAULT-VALUE}); the client "
+                    + "names it in its RESULT line.")
     String mode;
 
     @Option(names = {"-c", "--connections"}, defaultValue = "10", description = "Connections (default: ${DEFAULT-VALUE}).")
@@ -66,12 +67,17 @@ public final class LoadCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        ProviderSelection.apply();
+        if (role.server && "nio2".equals(mode)) {
+            ProviderSelection.applyAsynchronous();
+        } else {
+            ProviderSelection.apply();
+        }
         if (role.server) {
             switch (mode) {
                 case "blocking" -> new BlockingEchoServer().serve(address);
                 case "nonblocking" -> new SelectorEchoServer().serve(address);
                 case "netty" -> NettyEchoServer.serve(address);
+                case "nio2" -> new AsynchronousEchoServer().serve(address);
                 default -> throw new CommandLine.ParameterException(spec.commandLine(), "unknown --mode " + mode);
             }
             return 0;
