@@ -11,6 +11,7 @@ import io.hadronio.app.load.LoadCommand;
 import io.hadronio.app.machine.MachineCommand;
 import io.hadronio.app.netty.NettyCommand;
 import io.hadronio.app.nio2.Nio2Command;
+import io.hadronio.app.patterns.PatternsCommand;
 import io.hadronio.app.probe.ProbeCommand;
 import io.hadronio.app.ss.SsCommand;
 import io.hadronio.app.ucx.UcxCommand;
@@ -30,7 +31,8 @@ import picocli.CommandLine.Spec;
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
         subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class, Nio2Command.class,
-            GrpcCommand.class, JettyCommand.class, JGroupsCommand.class, LoadCommand.class, EvaluateCommand.class,
+            GrpcCommand.class, JettyCommand.class, JGroupsCommand.class, LoadCommand.class, PatternsCommand.class,
+            EvaluateCommand.class,
             MachineCommand.class, ProbeCommand.class, DoctorCommand.class, SsCommand.class,
             CommandLine.HelpCommand.class})
 public final class HadronioCommand implements Runnable {

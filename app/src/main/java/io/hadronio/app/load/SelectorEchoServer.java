@@ -16,7 +16,7 @@ import java.util.Iterator;
  * buffer holds what it read until it is written back; while a write is pending the
  * connection waits for {@code OP_WRITE} and reads nothing more.
  */
-final class SelectorEchoServer implements EchoServer {
+public final class SelectorEchoServer implements EchoServer {
     private static final int BUFFER = 64 * 1024;
 
     @Override
