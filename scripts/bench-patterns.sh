@@ -59,7 +59,7 @@ RUN_TIMEOUT="${RUN_TIMEOUT:-180}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
 LOG_DIR="${LOG_DIR:-$HADRONIO_ROOT/docs/results/raw/patterns-$(date +%Y%m%d-%H%M%S)}"
 JAVA_OPTS="${JAVA_OPTS:-}"
-APP_JAR="$HADRONIO_ROOT/app/target/hadronio-app.jar"
+APP_JAR="${APP_JAR:-$HADRONIO_ROOT/app/target/hadronio-app.jar}"
 
 die() { echo "bench-patterns: $*" >&2; exit 1; }
 note() { echo "bench-patterns: $*" >&2; }
