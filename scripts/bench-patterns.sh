@@ -5,6 +5,8 @@
 #
 #   handoff  8-byte request/response: the caller's thread queues the write and wakes the I/O thread's
 #            selector, the I/O thread hands the answer back through a queue (p50/p99 round trip)
+#   dispatch the same client against a server whose I/O thread hands each request to an application
+#            thread, which queues the answer and wakes the selector (both JVMs: two threads on one core)
 #   bulk     SESSIONS sessions x BULK_BYTES of CHUNK-byte writes queued by an application thread,
 #            flushed by the I/O thread, echoed (MB/s echoed)
 #   wakeup   wakeup() -> select() returning, from the selector's own thread and from another thread
@@ -22,7 +24,7 @@
 #
 # Environment:
 #   RUNS           interleaved rounds (default 3; medians of the rounds that succeeded)
-#   PATTERNS       which (default "handoff bulk wakeup fetch upload")
+#   PATTERNS       which (default "handoff dispatch bulk wakeup fetch upload")
 #   WARMUP         unmeasured seconds (handoff, bulk, wakeup; default 5)
 #   DURATION       measured seconds (handoff; wakeup: each case; default 5)
 #   SESSIONS, BULK_BYTES, CHUNK   bulk: sessions, bytes per session and pass, bytes per write
@@ -42,7 +44,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 RUNS="${RUNS:-3}"
-PATTERNS="${PATTERNS:-handoff bulk wakeup fetch upload}"
+PATTERNS="${PATTERNS:-handoff dispatch bulk wakeup fetch upload}"
 WARMUP="${WARMUP:-5}"
 DURATION="${DURATION:-5}"
 SESSIONS="${SESSIONS:-4}"
@@ -115,8 +117,10 @@ run() {
     [ "$rc" = 0 ] && ! grep -q 'failures=[1-9]' <<<"$LINES" && STATUS=ok
     return 0
   fi
+  local client_pattern="$pattern"
   case "$pattern" in
     handoff | bulk) server_pattern=echo ;;
+    dispatch) server_pattern=dispatch client_pattern=handoff ;;
     *) server_pattern=file ;;
   esac
   java_bg "$sp" "$SERVER_CPU" "$log.server" patterns -s --pattern "$server_pattern" -a 127.0.0.1:0 \
@@ -138,7 +142,7 @@ run() {
     bulk) args+=(--sessions "$SESSIONS" --bytes "$BULK_BYTES" --chunk "$CHUNK") ;;
     fetch | upload) args=(--bytes "$FILE_BYTES") ;;
   esac
-  java_bg "$cp" "$CLIENT_CPU" "$log" patterns -r "127.0.0.1:$port" --pattern "$pattern" "${args[@]}"
+  java_bg "$cp" "$CLIENT_CPU" "$log" patterns -r "127.0.0.1:$port" --pattern "$client_pattern" "${args[@]}"
   rc=0; wait "$PID" || rc=$?
   LINES="$(grep '^RESULT ' "$log" || true)"
   stop_all
@@ -152,7 +156,7 @@ run() {
 # figures PATTERN: key|what|line filter (grep -E)|field
 figures() {
   case "$1" in
-    handoff) echo "rt|round trips/s|pattern=handoff|per_s
+    handoff | dispatch) echo "rt|round trips/s|pattern=handoff|per_s
 p50|round trip p50 µs|pattern=handoff|p50_us
 p99|round trip p99 µs|pattern=handoff|p99_us" ;;
     bulk) echo "mbs|MB/s echoed, $SESSIONS sessions x $BULK_BYTES B in $CHUNK-B writes|pattern=bulk|mb_per_s" ;;
@@ -232,7 +236,7 @@ main() {
   cd "$HADRONIO_ROOT"
   command -v taskset >/dev/null || die "taskset (util-linux) is needed"
   local p
-  for p in $PATTERNS; do [[ "$p" =~ ^(handoff|bulk|wakeup|fetch|upload)$ ]] || die "unknown pattern '$p'"; done
+  for p in $PATTERNS; do [[ "$p" =~ ^(handoff|dispatch|bulk|wakeup|fetch|upload)$ ]] || die "unknown pattern '$p'"; done
   if [ "$SKIP_BUILD" != 1 ]; then
     note "building (./mvnw -B -ntp -q package -DskipTests) ..."
     ./mvnw -B -ntp -q package -DskipTests || die "build failed"

@@ -5,6 +5,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -105,7 +106,7 @@ final class BulkBenchmark {
         private volatile CountDownLatch done;
 
         Echo(EventLoop loop, InetSocketAddress remote, int chunk) throws IOException {
-            super(loop, remote);
+            super(loop, SocketChannel.open(remote));
             this.chunk = chunk;
             for (int i = 0; i < BUFFERS; i++) {
                 free.add(ByteBuffer.allocateDirect(chunk));

@@ -6,6 +6,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,7 @@ final class HandoffBenchmark {
         private final ByteBuffer in = ByteBuffer.allocateDirect(64 * SIZE);
 
         Answers(EventLoop loop, InetSocketAddress remote) throws IOException {
-            super(loop, remote);
+            super(loop, SocketChannel.open(remote));
         }
 
         @Override

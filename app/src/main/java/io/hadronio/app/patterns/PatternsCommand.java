@@ -29,7 +29,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "patterns", mixinStandardHelpOptions = true,
         description = {"Framework and broker I/O shapes as plain NIO programs, one RESULT line per measurement.",
-            "handoff|bulk: server -s --pattern echo, client -r HOST:PORT --pattern handoff|bulk.",
+            "handoff|bulk: server -s --pattern echo (or dispatch: through an application thread), client -r HOST:PORT "
+                + "--pattern handoff|bulk.",
             "fetch|upload: server -s --pattern file --file PATH --bytes N, client -r HOST:PORT --pattern fetch|upload.",
             "wakeup: one JVM, no server: --pattern wakeup."})
 public final class PatternsCommand implements Callable<Integer> {
@@ -37,6 +38,8 @@ public final class PatternsCommand implements Callable<Integer> {
     enum Pattern {
         /** server: echo on one selector thread (for handoff and bulk) */
         echo,
+        /** server: echo through an application thread that the I/O thread hands each request to (for handoff) */
+        dispatch,
         /** server: the file-transfer server (for fetch and upload) */
         file,
         /** client: 8-byte requests from an application thread through the I/O thread */
@@ -58,7 +61,7 @@ public final class PatternsCommand implements Callable<Integer> {
     Role role;
 
     @Option(names = "--pattern", required = true,
-            description = "echo|file (server), handoff|bulk|fetch|upload (client), wakeup (alone).")
+            description = "echo|dispatch|file (server), handoff|bulk|fetch|upload (client), wakeup (alone).")
     Pattern pattern;
 
     @Option(names = {"-a", "--address"}, paramLabel = "HOST:PORT", converter = SocketAddressConverter.class,
@@ -105,7 +108,7 @@ public final class PatternsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ProviderSelection.apply();
-        boolean server = pattern == Pattern.echo || pattern == Pattern.file;
+        boolean server = pattern == Pattern.echo || pattern == Pattern.dispatch || pattern == Pattern.file;
         boolean alone = pattern == Pattern.wakeup;
         if (alone != (role == null) || !alone && server != role.server) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--pattern " + pattern + " runs "
@@ -113,6 +116,7 @@ public final class PatternsCommand implements Callable<Integer> {
         }
         switch (pattern) {
             case echo -> new SelectorEchoServer().serve(address);
+            case dispatch -> HandoffServer.serve(address);
             case file -> new FileTransferServer(file, bytes).serve(address);
             case handoff -> handoff();
             case bulk -> bulk();

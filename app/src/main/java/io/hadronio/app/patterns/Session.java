@@ -1,7 +1,6 @@
 package io.hadronio.app.patterns;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -23,9 +22,10 @@ abstract class Session {
     // the buffer the loop is writing (loop thread only)
     private ByteBuffer current;
 
-    Session(EventLoop loop, InetSocketAddress remote) throws IOException {
+    /** A session on {@code channel} (connected, blocking), which it makes non-blocking and registers with {@code loop}. */
+    Session(EventLoop loop, SocketChannel channel) throws IOException {
         this.loop = loop;
-        channel = SocketChannel.open(remote);
+        this.channel = channel;
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         channel.configureBlocking(false);
         key = channel.register(loop.selector(), SelectionKey.OP_READ, this);
