@@ -3,20 +3,14 @@ package io.hadronio.app;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.hadronio.ucx.Ucx;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -38,11 +32,11 @@ class AppBenchmarksSmokeTest {
     private static final Pattern LISTENING = Pattern.compile("listening on [^ ]*:(\\d+)");
     private static final List<String> SHORT = List.of("--warmup", "0.2", "-d", "0.5");
 
-    private final List<Jvm> jvms = new ArrayList<>();
+    private final List<ChildJvm> jvms = new ArrayList<>();
 
     @AfterEach
     void stopJvms() {
-        jvms.forEach(Jvm::kill);
+        jvms.forEach(ChildJvm::kill);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -66,7 +60,7 @@ class AppBenchmarksSmokeTest {
             start(provider, "jgroups", "benchmark", "-m", String.valueOf(m), "-p", ports, "--warmup", "0.2", "-d", "1");
         }
         for (int m = 0; m < 3; m++) {
-            Jvm member = jvms.get(m);
+            ChildJvm member = jvms.get(m);
             assertEquals(0, member.waitFor(90), member::output);
             List<String> lines = member.results();
             String multicast = only(lines, "mode=multicast", member);
@@ -84,11 +78,11 @@ class AppBenchmarksSmokeTest {
     /** A server and a client of {@code app benchmark}: both loops answered, nothing failed. */
     private void clientAndServer(String provider, String app, String inFlight) throws Exception {
         assumeProvider(provider);
-        Jvm server = start(provider, app, "benchmark", "-s", "-a", "127.0.0.1:0");
+        ChildJvm server = start(provider, app, "benchmark", "-s", "-a", "127.0.0.1:0");
         String port = server.await(LISTENING, 60);
         List<String> args = new ArrayList<>(List.of(app, "benchmark", "-r", "127.0.0.1:" + port, "-i", inFlight));
         args.addAll(SHORT);
-        Jvm client = start(provider, args.toArray(String[]::new));
+        ChildJvm client = start(provider, args.toArray(String[]::new));
         assertEquals(0, client.waitFor(60), () -> client.output() + "\n--- server:\n" + server.output());
         List<String> lines = client.results();
         for (String mode : List.of("concurrent", "sequential")) {
@@ -106,14 +100,14 @@ class AppBenchmarksSmokeTest {
         }
     }
 
-    private static void assertResult(String line, String provider, Jvm jvm) {
+    private static void assertResult(String line, String provider, ChildJvm jvm) {
         assertEquals(provider, field(line, "provider"), jvm::output);
         assertEquals("0", field(line, "failures"), jvm::output);
         assertTrue(Double.parseDouble(field(line, "per_s")) > 0, line);
         assertFalse(field(line, "transport").isEmpty(), line);
     }
 
-    private static String only(List<String> lines, String mode, Jvm jvm) {
+    private static String only(List<String> lines, String mode, ChildJvm jvm) {
         List<String> matching = lines.stream().filter(l -> l.contains(" " + mode + " ")).toList();
         assertEquals(1, matching.size(), () -> "one RESULT line with " + mode + " expected:\n" + jvm.output());
         return matching.getFirst();
@@ -130,95 +124,9 @@ class AppBenchmarksSmokeTest {
     }
 
     /** {@code hadronio args} in a JVM of this class path on {@code provider}. */
-    private Jvm start(String provider, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), HadronioCommand.class.getName()));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("DISABLE_HADRONIO", Boolean.toString(provider.equals("jdk")));
-        Jvm jvm = new Jvm(String.join(" ", args), pb.start());
+    private ChildJvm start(String provider, String... args) throws IOException {
+        ChildJvm jvm = ChildJvm.start(provider, args);
         jvms.add(jvm);
         return jvm;
-    }
-
-    /** A child JVM whose output is collected as it comes. */
-    private static final class Jvm {
-        private final String name;
-        private final Process process;
-        private final StringBuilder output = new StringBuilder();
-        private final Thread reader;
-
-        Jvm(String name, Process process) {
-            this.name = name;
-            this.process = process;
-            this.reader = Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = r.readLine()) != null) {
-                        synchronized (output) {
-                            output.append(line).append('\n');
-                            output.notifyAll();
-                        }
-                    }
-                } catch (IOException e) {
-                    // the process was killed
-                }
-            });
-        }
-
-        /** The first group of the first line matching {@code pattern}, waiting up to {@code seconds}. */
-        String await(Pattern pattern, long seconds) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-            synchronized (output) {
-                while (true) {
-                    Matcher m = pattern.matcher(output);
-                    if (m.find()) {
-                        return m.group(1);
-                    }
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0 || !process.isAlive()) {
-                        fail("no '" + pattern + "' from " + name + ":\n" + output);
-                    }
-                    output.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(left, TimeUnit.SECONDS.toNanos(1)))));
-                }
-            }
-        }
-
-        int waitFor(long seconds) throws InterruptedException {
-            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
-                fail(name + " still running after " + seconds + " s:\n" + output());
-            }
-            reader.join(5000);
-            return process.exitValue();
-        }
-
-        boolean isAlive() {
-            return process.isAlive();
-        }
-
-        List<String> results() {
-            return output().lines().filter(l -> l.startsWith("RESULT ")).toList();
-        }
-
-        String output() {
-            synchronized (output) {
-                return "--- " + name + ":\n" + output;
-            }
-        }
-
-        /** Stops the JVM as the bench script does (TERM), forcibly if it does not exit. */
-        void kill() {
-            process.destroy();
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 }
