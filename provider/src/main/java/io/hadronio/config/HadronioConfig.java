@@ -17,10 +17,9 @@ import java.util.TreeMap;
  * @param polling          {@code hadronio.polling}: busy, event or adaptive (default)
  * @param spinMicros       {@code hadronio.polling.spin}: adaptive mode's busy-poll window in µs (default 100)
  * @param spinYields       {@code hadronio.polling.yield}: after 2 µs adaptive mode yields the core at every turn of its
- *                         spin ({@code Thread.yield}) and, unless the process is confined to fewer CPUs than are
- *                         online, stops spinning and sleeps when more threads are runnable than the machine has cores
- *                         ({@code platform/RunQueue}), so that a waiter never spins on a core that other threads wait
- *                         for (default true; false: it spins its whole window)
+ *                         spin ({@code Thread.yield}), so that a waiter hands its core to any thread that waits for
+ *                         it, and sleeps while a recent yield lost the core for long (default true; false: it spins
+ *                         its whole window with CPU pauses)
  * @param handshakeMillis  {@code hadronio.handshake.timeout}: how long the connection handshake may take (default 10000 ms)
  * @param ucx              {@code hadronio.ucx.KEY=VALUE}: passed to UCX as configuration KEY (e.g. hadronio.ucx.TLS=tcp)
  * @param secretFile       {@code hadronio.secret.file}: the key that authenticates peers (default

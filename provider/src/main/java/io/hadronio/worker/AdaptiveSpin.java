@@ -1,7 +1,6 @@
 package io.hadronio.worker;
 
 import io.hadronio.platform.CarrierCompensation;
-import io.hadronio.platform.RunQueue;
 
 /**
  * The spin of an adaptive waiter ({@code hadronio.polling}) before it sleeps: blocking reads and
@@ -10,11 +9,21 @@ import io.hadronio.platform.RunQueue;
  * for a {@linkplain #turn turn}; when a turn says no, it sleeps. Every wait ends with
  * {@link #stop} (in a {@code finally}).
  *
- * <p>A turn is a CPU pause for the first {@link #SPIN_BEFORE_CROWD_CHECK_NANOS}, then (with
- * {@code hadronio.polling.yield}) a yield of the core. The spin ends when its window is over
- * ({@link Long#MAX_VALUE}: busy polling, never), or, past those first microseconds, when the
- * machine is crowded ({@link RunQueue}: its spinning would be taken from threads that wait for
- * a core; an answer within that time, a ping-pong's, never pays for the question).
+ * <p>A turn is a CPU pause for the first {@link #SPIN_BEFORE_YIELD_NANOS}, then (with
+ * {@code hadronio.polling.yield}) a yield of the core, which hands it to any thread waiting for
+ * it. The spin ends when its window is over ({@link Long#MAX_VALUE}: busy polling, never), or,
+ * past those first microseconds, while a recent yield lost the core for long ({@link #held}).
+ *
+ * <p>How crowded the whole machine is does not end a spin. A waiter once stopped spinning
+ * whenever more threads were runnable than the machine has cores ({@code /proc/loadavg}); that
+ * count includes the waiter itself, the threads it is about to hand work to, and the peer
+ * process's own spinning waiters, so on a 2-core machine it said crowded at almost every wait,
+ * and every hand-off slept and paid a wake-up, as on the JDK. Unpinned, with that check and
+ * without it (docs/benchmarks/patterns.md): a framework's request/response through an I/O thread
+ * 1.01x and 2.10x the JDK's round trips, with the server handing requests to an application thread
+ * 0.95x and 1.42x, bulk echo 0.68x and 1.43x; gRPC's sequential calls 1.26x and 2.12x, Jetty's
+ * 1.03x and 1.97x, JGroups' RPCs 1.01x and 1.34x, with the requests in flight unchanged
+ * (docs/benchmarks/apps.md). A yield already gives the core to a thread that wants it.
  *
  * <p>A virtual thread spins too, but its carrier is what the other virtual threads of its
  * scheduler need (a JVM pinned to one core has one). Past its first microseconds its spin is
@@ -32,14 +41,14 @@ import io.hadronio.platform.RunQueue;
  */
 public final class AdaptiveSpin {
     /**
-     * How long an adaptive waiter spins before it asks {@link RunQueue} and starts yielding.
+     * How long an adaptive waiter spins with CPU pauses before it starts yielding.
      * Short: a thread that spins on a core its own process needs costs at once - Jetty's server
      * hands the selector to a reserved thread while the previous selecting thread serves the
      * request on the same core, and every microsecond the new selector spins is taken from that
      * request (sequential requests at 0.88x the JDK's with 10 us, 0.94x with 2 us, 1.04x without
      * spinning; docs/benchmarks/apps.md). A blocking ping-pong's answer (~1 us) comes sooner.
      */
-    public static final long SPIN_BEFORE_CROWD_CHECK_NANOS = 2_000;
+    public static final long SPIN_BEFORE_YIELD_NANOS = 2_000;
 
     /**
      * A yield that took this long gave the core to a thread that computed on it for a whole
@@ -63,7 +72,7 @@ public final class AdaptiveSpin {
 
     // the busy window (Long.MAX_VALUE: busy polling; 0: none, hadronio.polling=event)
     private final long windowNanos;
-    // hadronio.polling.yield: yield the core after the first microseconds, and ask RunQueue
+    // hadronio.polling.yield: yield the core after the first microseconds
     private final boolean yields;
     // this wait's start and the end of its window
     private long start;
@@ -98,20 +107,18 @@ public final class AdaptiveSpin {
     /**
      * After a look that found nothing, at {@code now}: true when this took one more turn of the
      * spin and the waiter should look again; false when it should sleep (the window is over,
-     * the machine is crowded, or a virtual thread got no bracket). It stays false for the rest
+     * the core is held ({@link #held}), or a virtual thread got no bracket). It stays false for the rest
      * of the wait once the window is over.
      */
     public boolean turn(long now) {
         long spun = now - start;
         boolean windowOver = until != Long.MAX_VALUE && now - until >= 0;
-        if (!compensated && !windowOver && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS
-                && Thread.currentThread().isVirtual() && !(yields && RunQueue.crowded(now))) {
-            // no bracket that the crowd check is about to end: each may wake a spare carrier
+        if (!compensated && !windowOver && spun >= SPIN_BEFORE_YIELD_NANOS
+                && Thread.currentThread().isVirtual()) {
             compensated = CarrierCompensation.beginSpin();
         }
-        if (until != Long.MAX_VALUE && (windowOver || spun >= SPIN_BEFORE_CROWD_CHECK_NANOS
-                && (!compensated && Thread.currentThread().isVirtual() || yields && (RunQueue.crowded(now)
-                || held(now))))) {
+        if (until != Long.MAX_VALUE && (windowOver || spun >= SPIN_BEFORE_YIELD_NANOS
+                && (!compensated && Thread.currentThread().isVirtual() || yields && held(now)))) {
             stop();
             return false;
         }
@@ -171,11 +178,10 @@ public final class AdaptiveSpin {
     }
 
     /**
-     * One turn. For its first {@link #SPIN_BEFORE_CROWD_CHECK_NANOS} a CPU pause; after that
+     * One turn. For its first {@link #SPIN_BEFORE_YIELD_NANOS} a CPU pause; after that
      * (with {@code hadronio.polling.yield}) a yield, which hands the core to any thread waiting
-     * for this very core and returns at once when none is. {@link RunQueue} sees the whole
-     * machine; this sees the core, which is what a process pinned to fewer cores than it has
-     * busy threads needs: JGroups' receiver handing a request to a pool thread on the same core,
+     * for this very core and returns at once when none is. It sees the core, which is what a
+     * process with more busy threads than cores needs: JGroups' receiver handing a request to a pool thread on the same core,
      * or Jetty's selector handing its request over, waited for the spinning thread's whole time
      * slice (milliseconds with EEVDF, which lets a running task finish its slice before a woken
      * one) - sequential JGroups RPCs at 0.48x the JDK's spinning, 0.94x yielding; Jetty's
@@ -185,7 +191,7 @@ public final class AdaptiveSpin {
      * over only its carrier.
      */
     private void pause(long spun, long now) {
-        if (yields && spun >= SPIN_BEFORE_CROWD_CHECK_NANOS) {
+        if (yields && spun >= SPIN_BEFORE_YIELD_NANOS) {
             long before = System.nanoTime();
             if (compensated) {
                 CarrierCompensation.yieldCore();

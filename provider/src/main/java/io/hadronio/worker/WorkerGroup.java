@@ -3,7 +3,6 @@ package io.hadronio.worker;
 import io.hadronio.platform.CarrierCompensation;
 import io.hadronio.platform.Nap;
 import io.hadronio.platform.VirtualThreadParking;
-import io.hadronio.platform.RunQueue;
 import io.hadronio.ucx.UcxContext;
 import io.hadronio.ucx.UcxEndpoint;
 import io.hadronio.ucx.UcxException;
@@ -45,7 +44,7 @@ public final class WorkerGroup implements AutoCloseable {
     private final Waiters waiters = new Waiters();
     // how long a waiter busy-polls before sleeping (Long.MAX_VALUE: never sleeps)
     private final long spinNanos;
-    // adaptive waiters stop spinning when the machine's cores are all wanted (RunQueue)
+    // adaptive waiters yield the core after their first pauses (hadronio.polling.yield)
     private final boolean spinYields;
     // longest single sleep; bounds the cost of any missed wake-up
     private static final int MAX_SLEEP_MILLIS = 50;
@@ -174,11 +173,6 @@ public final class WorkerGroup implements AutoCloseable {
         this.worker = context.newWorker(ThreadMode.SERIALIZED, name);
         this.spinNanos = spinNanos;
         this.spinYields = spinYields;
-        if (spinYields) {
-            // opens /proc/loadavg now, with the runtime, not at the first crowded spin: an fd that
-            // appears in the middle of an application's life looks like a leak (ConnectionChurnTest)
-            RunQueue.cpus();
-        }
         this.address = worker.address();
         worker.completionListener(this::completed);
     }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  */
 class AdaptiveSpinHoldTest {
     private static final long WINDOW = 100_000;
-    private static final long PAUSES = AdaptiveSpin.SPIN_BEFORE_CROWD_CHECK_NANOS;
+    private static final long PAUSES = AdaptiveSpin.SPIN_BEFORE_YIELD_NANOS;
     private static final long T0 = 1_000_000_000L;
 
     @Test
