@@ -19,7 +19,7 @@
 # fetch and upload also run as "hadronio server, JDK client" (hadronio-tcp): the server's channel is
 # then a hadroNIO channel on kernel TCP, the kernel path.
 #
-#   SKIP_BUILD=1 scripts/bench-patterns.sh                       # 3 rounds of everything, ~9 min
+#   SKIP_BUILD=1 scripts/bench-patterns.sh                       # 3 rounds of everything, ~13 min
 #   RUNS=5 PATTERNS="fetch upload" SKIP_BUILD=1 scripts/bench-patterns.sh
 #
 # Environment:
