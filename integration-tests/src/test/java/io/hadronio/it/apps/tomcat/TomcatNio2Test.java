@@ -6,11 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.hadronio.it.ChildJvm;
 import io.hadronio.it.apps.AppJvm;
 import io.hadronio.it.apps.CompatRecord;
-import io.hadronio.it.apps.EchoBodies;
 import io.hadronio.it.apps.Pairing;
 import io.hadronio.it.apps.Side;
-import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
@@ -30,8 +27,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Timeout(120)
 class TomcatNio2Test {
     static final String ASYNC_PROVIDER = "io.hadronio.HadronioAsynchronousChannelProvider";
-    private static final int IN_FLIGHT = 16;
-    private static final int SMALL_REQUESTS = 2000;
 
     static Stream<Pairing> pairings() {
         return Pairing.all();
@@ -52,40 +47,7 @@ class TomcatNio2Test {
             } else {
                 assertTrue(async.startsWith("sun.nio.ch."), async);
             }
-            record.version("Tomcat " + server.expect("VERSION ") + ", JDK " + Runtime.version().feature());
-            int port = server.port();
-            record.exercised("POST echo servlet, bodies 0 B..10 MiB + " + SMALL_REQUESTS + " × 0..4 KiB, "
-                    + IN_FLIGHT + " in flight, keep-alive");
-            try (ChildJvm client = AppJvm.start(pairing.client(), JdkHttpEchoClient.class, List.of(),
-                    String.valueOf(port), String.valueOf(IN_FLIGHT), String.valueOf(SMALL_REQUESTS))) {
-                assertEquals(String.valueOf(EchoBodies.SIZES.length), client.expect("CHECKED ", Duration.ofSeconds(90)),
-                        () -> client.report() + "\n" + server.report());
-                assertEquals(String.valueOf(SMALL_REQUESTS), client.expect("CHECKED ", Duration.ofSeconds(90)),
-                        () -> client.report() + "\n" + server.report());
-                String[] result;
-                try {
-                    result = client.expect("RESULT ").split(" ");
-                } catch (AssertionError failed) {
-                    throw new AssertionError(pairing + ": " + failed.getMessage() + "\n" + server.report(), failed);
-                }
-                client.expect("DONE");
-                record.figure("requests/s", result[0]).figure("p50 µs", result[1]).figure("p99 µs", result[2]);
-                server.send("STATS");
-                String[] stats = server.expect("STATS ").split(" ", 4);
-                assertEquals(EchoBodies.SIZES.length + SMALL_REQUESTS, Long.parseLong(stats[0]), server::report);
-                long connections = Long.parseLong(stats[1]);
-                assertTrue(connections >= 1 && connections < SMALL_REQUESTS / 2, () -> "connections " + connections
-                        + ": not kept alive\n" + server.report());
-                assertTrue(Long.parseLong(stats[2]) >= Arrays.stream(EchoBodies.SIZES).asLongStream().sum(), server::report);
-                record.transport(stats[3]);
-                if (pairing.accelerated()) {
-                    assertTrue(stats[3].startsWith("ucx"), () -> stats[3] + "\n" + server.report());
-                } else {
-                    assertEquals("tcp", stats[3], server::report);
-                }
-                client.process().getOutputStream().close();
-                assertEquals(0, client.awaitExit(), client::report);
-            }
+            TomcatTest.echoEveryBody(pairing, record, server);
             record.pass();
         }
     }
