@@ -8,7 +8,6 @@ import java.nio.channels.AcceptPendingException;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.AsynchronousServerSocketChannel;
 import java.nio.channels.AsynchronousSocketChannel;
-import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.CompletionHandler;
 import java.nio.channels.NotYetBoundException;
@@ -32,9 +31,9 @@ import java.util.concurrent.Future;
 public final class HadronioAsynchronousServerSocketChannel extends AsynchronousServerSocketChannel
         implements EventLoop.Member, OperationFuture.Cancellable {
     private final HadronioAsynchronousChannelGroup group;
-    private final EventLoop loop;
     private final ServerSocketChannel channel;
-    private final SelectionKey key;
+    // its loop and its key there
+    private final LoopKey place;
     private volatile boolean open = true;
     private volatile boolean bound;
 
@@ -63,21 +62,7 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
         super(provider);
         this.group = group;
         this.channel = group.selectors().openServerSocketChannel();
-        try {
-            group.opened(this);
-        } catch (RuntimeException e) {
-            channel.close();
-            throw e;
-        }
-        try {
-            channel.configureBlocking(false);
-            this.loop = group.nextLoop();
-            this.key = channel.register(loop.selector(), 0, this);
-        } catch (IOException | RuntimeException e) {
-            channel.close();
-            group.closed(this);
-            throw e;
-        }
+        this.place = LoopKey.register(group, channel, this, this);
     }
 
     @Override
@@ -129,7 +114,7 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
                 acceptHandler = handler;
                 acceptAttachment = attachment;
                 acceptFuture = future;
-                arm();
+                place.arm(SelectionKey.OP_ACCEPT);
                 return future;
             }
         }
@@ -159,7 +144,7 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
         OperationFuture<AsynchronousSocketChannel> future;
         synchronized (acceptLock) {
             if (!accepting) {
-                disarm();
+                place.disarm(SelectionKey.OP_ACCEPT);
                 return;
             }
             try {
@@ -224,7 +209,7 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
         if (handler == null) {
             return failure != null ? OperationFuture.failed(failure) : OperationFuture.completed(result);
         }
-        group.invoke(loop, handler, attachment, result, failure);
+        group.invoke(place.loop, handler, attachment, result, failure);
         return null;
     }
 
@@ -238,7 +223,7 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
                 future.fail(failure);
             }
         } else {
-            group.invoke(loop, handler, attachment, result, failure);
+            group.invoke(place.loop, handler, attachment, result, failure);
         }
     }
 
@@ -249,26 +234,6 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
             return closed;
         }
         return e;
-    }
-
-    private void arm() {
-        try {
-            if ((key.interestOps() & SelectionKey.OP_ACCEPT) == 0) {
-                key.interestOpsOr(SelectionKey.OP_ACCEPT);
-            }
-        } catch (CancelledKeyException e) {
-            // closed meanwhile: the close fails the accept
-        }
-    }
-
-    private void disarm() {
-        try {
-            if ((key.interestOps() & SelectionKey.OP_ACCEPT) != 0) {
-                key.interestOpsAnd(~SelectionKey.OP_ACCEPT);
-            }
-        } catch (CancelledKeyException e) {
-            // closed
-        }
     }
 
     @Override
@@ -347,7 +312,7 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
                 if (handler == null) {
                     future.fail(closed);
                 } else {
-                    group.dispatch(loop, handler, attachment, null, closed);
+                    group.dispatch(place.loop, handler, attachment, null, closed);
                 }
             }
             group.closed(this);

@@ -9,7 +9,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.AsynchronousSocketChannel;
-import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.CompletionHandler;
 import java.nio.channels.ConnectionPendingException;
@@ -58,9 +57,9 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
     private static final int ST_CLOSED = 3;
 
     private final HadronioAsynchronousChannelGroup group;
-    private final EventLoop loop;
     private final SocketChannel channel;
-    private final SelectionKey key;
+    // its loop and its key there
+    private final LoopKey place;
     // supportedOptions(), made at its first call
     private volatile Set<SocketOption<?>> options;
 
@@ -102,21 +101,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         this.state = state;
         this.reads = new Direction(channel, true);
         this.writes = new Direction(channel, false);
-        try {
-            group.opened(this);
-        } catch (RuntimeException e) {
-            channel.close();
-            throw e;
-        }
-        try {
-            channel.configureBlocking(false);
-            this.loop = group.nextLoop();
-            this.key = channel.register(loop.selector(), 0, this);
-        } catch (IOException | RuntimeException e) {
-            channel.close();
-            group.closed(this);
-            throw e;
-        }
+        this.place = LoopKey.register(group, channel, this, this);
     }
 
     // ---------------------------------------------------------------- connect
@@ -163,7 +148,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         }
         if (failure == null && !connected) {
             // the loop finishes it
-            arm(SelectionKey.OP_CONNECT);
+            place.arm(SelectionKey.OP_CONNECT);
             return future;
         }
         synchronized (stateLock) {
@@ -183,7 +168,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             completeFuture(future, null, failure);
             return future;
         }
-        group.invoke(loop, handler, attachment, null, failure);
+        group.invoke(place.loop, handler, attachment, null, failure);
         return null;
     }
 
@@ -208,7 +193,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         Throwable failure = null;
         synchronized (stateLock) {
             if (state != ST_PENDING || (connectHandler == null && connectFuture == null)) {
-                disarm(SelectionKey.OP_CONNECT);
+                place.disarm(SelectionKey.OP_CONNECT);
                 return;
             }
             try {
@@ -219,7 +204,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             } catch (IOException e) {
                 failure = e;
             }
-            disarm(SelectionKey.OP_CONNECT);
+            place.disarm(SelectionKey.OP_CONNECT);
             handler = connectHandler;
             attachment = connectAttachment;
             future = connectFuture;
@@ -366,9 +351,9 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
                     long deadline = timeout > 0 ? deadline(timeout, unit) : 0;
                     d.park(b, bs, offset, length, handler, attachment, future, deadline);
                     if (deadline != 0) {
-                        loop.deadline(deadline);
+                        place.loop.deadline(deadline);
                     }
-                    arm(d.interestOp);
+                    place.arm(d.interestOp);
                     return future;
                 }
                 if (failure == null) {
@@ -390,7 +375,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         synchronized (d) {
             if (!d.pending) {
                 // ready with nothing pending: the lazy interest goes
-                disarm(d.interestOp);
+                place.disarm(d.interestOp);
                 return;
             }
             long n = 0;
@@ -407,7 +392,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
             }
             if (!d.reads) {
                 // a writer is usually done for now: its interest goes at once (a full socket is rare)
-                disarm(d.interestOp);
+                place.disarm(d.interestOp);
             }
             handler = d.handler;
             attachment = d.attachment;
@@ -428,7 +413,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
                 return;
             }
             if (now - d.deadline < 0) {
-                loop.deadline(d.deadline);
+                place.loop.deadline(d.deadline);
                 return;
             }
             handler = d.handler;
@@ -525,7 +510,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         if (handler == null) {
             return failure != null ? OperationFuture.failed(failure) : OperationFuture.completed((V) result);
         }
-        group.invoke(loop, handler, attachment, result, failure);
+        group.invoke(place.loop, handler, attachment, result, failure);
         return null;
     }
 
@@ -535,7 +520,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         if (handler == null) {
             completeFuture(future, result, failure);
         } else {
-            group.invoke(loop, handler, attachment, result, failure);
+            group.invoke(place.loop, handler, attachment, result, failure);
         }
     }
 
@@ -545,7 +530,7 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         if (handler == null) {
             future.fail(failure);
         } else {
-            group.dispatch(loop, handler, attachment, null, failure);
+            group.dispatch(place.loop, handler, attachment, null, failure);
         }
     }
 
@@ -572,27 +557,6 @@ public final class HadronioAsynchronousSocketChannel extends AsynchronousSocketC
         long d = System.nanoTime() + unit.toNanos(timeout);
         // 0 means no deadline
         return d == 0 ? 1 : d;
-    }
-
-    /** Adds {@code op} to the interest set unless it is there (lazy interest: usually it is). */
-    private void arm(int op) {
-        try {
-            if ((key.interestOps() & op) == 0) {
-                key.interestOpsOr(op);
-            }
-        } catch (CancelledKeyException e) {
-            // closed meanwhile: the close fails the operation
-        }
-    }
-
-    private void disarm(int op) {
-        try {
-            if ((key.interestOps() & op) != 0) {
-                key.interestOpsAnd(~op);
-            }
-        } catch (CancelledKeyException e) {
-            // closed
-        }
     }
 
     // ---------------------------------------------------------------- the rest of the channel
