@@ -234,9 +234,9 @@ final class SendSlots {
                 }
                 break;
             }
-            if (inFlight == 1 && Requests.done(worker, requests[slotOf(sent - 1)])) {
-                // the last message's send finished (one that UCX did not finish inside its call)
-                slotFree(slotOf(sent - 1));
+            if (inFlight == 1) {
+                // the last message's send may have finished (one UCX did not finish inside its call)
+                releaseIfDone(slotOf(sent - 1));
             }
             if (inFlight == 0) {
                 // no slot holds a message: the next one starts again at slot 0 (see slotOf)
@@ -437,13 +437,29 @@ final class SendSlots {
                 return false;
             }
         }
+        release(slot, request, status);
+        return true;
+    }
+
+    /** Gives the send in {@code slot} back to UCX if it finished; no progress, one status call. */
+    private void releaseIfDone(int slot) throws IOException {
+        long request = requests[slot];
+        if (request != NONE) {
+            int status = worker.status(request);
+            if (status != UcsStatus.INPROGRESS) {
+                release(slot, request, status);
+            }
+        }
+    }
+
+    /** Gives {@code slot}'s finished send back to UCX; a failed one fails the write. */
+    private void release(int slot, long request, int status) throws IOException {
         worker.release(request);
         requests[slot] = NONE;
         inFlight--;
         if (status != UcsStatus.OK) {
             throw new IOException("UCX send failed: " + UcsStatus.describe(status));
         }
-        return true;
     }
 
     /** Writes whose bytes waited for a credit instead of leaving at once. Under the lock. */
