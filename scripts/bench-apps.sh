@@ -45,6 +45,8 @@ set -euo pipefail
 
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# shellcheck source=scripts/bench-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-common.sh"
 
 RUNS="${RUNS:-3}"
 APPS="${APPS:-grpc jetty jgroups}"
@@ -71,50 +73,18 @@ note() { echo "bench-apps: $*" >&2; }
 
 # ---- the JVMs of a run are tracked and killed on exit ---------------------------------------------
 
-PIDS=()
-stop_all() {
-  local p
-  for p in "${PIDS[@]}"; do
-    # timeout(1) passes the TERM on to the JVM
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${PIDS[@]}"; do
-    for _ in $(seq 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-    kill -9 "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  PIDS=()
-}
 trap stop_all EXIT
 trap 'echo "bench-apps: interrupted" >&2; exit 130' INT TERM
 
 # (awk, not grep: an empty list must not fail the pipeline)
-median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 # field LINE KEY: the value of KEY=value in a RESULT line
-field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
 # first_error LOG: the first line of LOG that names an exception or an error of ours, shortened
 first_error() {
   grep -m1 -E '^(Caused by: )?[A-Za-z0-9_.$]+(Exception|Error)\b|^ERROR |^SEVERE: ' "$1" 2>/dev/null | cut -c1-160 || true
 }
 
-# java PROVIDER CPU LOG ARGS...: starts "hadronio ARGS" on PROVIDER pinned to CPU, output to LOG; sets PID
-java_bg() {
-  local provider="$1" cpu="$2" log="$3" dis=false jar="$APP_JAR"
-  shift 3
-  [ "$provider" = jdk ] && dis=true
-  [ "$provider" = before ] && jar="$BASELINE_JAR"
-  # there before the caller reads it (the redirection below happens in the child)
-  : >"$log"
-  # shellcheck disable=SC2086
-  echo "DISABLE_HADRONIO=$dis taskset -c $cpu java $JAVA_OPTS -jar $jar $*" >>"$LOG_DIR/commands.txt"
-  # shellcheck disable=SC2086
-  DISABLE_HADRONIO=$dis timeout "$RUN_TIMEOUT" taskset -c "$cpu" "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$jar" "$@" \
-    >"$log" 2>&1 &
-  PID=$!
-  PIDS+=("$PID")
-}
 
 # check_lines PROVIDER LINES LOG: REASON for RESULT lines that report failures or another provider
 check_lines() {

@@ -42,6 +42,8 @@ set -euo pipefail
 
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# shellcheck source=scripts/bench-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-common.sh"
 
 RUNS="${RUNS:-3}"
 PATTERNS="${PATTERNS:-handoff dispatch bulk wakeup fetch upload}"
@@ -66,38 +68,10 @@ APP_JAR="${APP_JAR:-$HADRONIO_ROOT/app/target/hadronio-app.jar}"
 die() { echo "bench-patterns: $*" >&2; exit 1; }
 note() { echo "bench-patterns: $*" >&2; }
 
-PIDS=()
-stop_all() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do
-    for _ in $(seq 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-    kill -9 "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  PIDS=()
-}
 trap 'stop_all; rm -f "$FILE" "$FILE.upload"' EXIT
 trap 'echo "bench-patterns: interrupted" >&2; exit 130' INT TERM
 
-median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
-# java_bg PROVIDER CPU LOG ARGS...: "hadronio ARGS" on PROVIDER (jdk, hadronio, before) pinned to CPU; sets PID
-java_bg() {
-  local provider="$1" cpu="$2" log="$3" dis=false jar="$APP_JAR"
-  shift 3
-  [ "$provider" = jdk ] && dis=true
-  [ "$provider" = before ] && jar="$BASELINE_JAR"
-  : >"$log"
-  # shellcheck disable=SC2086
-  echo "DISABLE_HADRONIO=$dis taskset -c $cpu java $JAVA_OPTS -jar $jar $*" >>"$LOG_DIR/commands.txt"
-  # shellcheck disable=SC2086
-  DISABLE_HADRONIO=$dis timeout "$RUN_TIMEOUT" taskset -c "$cpu" "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$jar" "$@" \
-    >"$log" 2>&1 &
-  PID=$!
-  PIDS+=("$PID")
-}
 
 # run PATTERN VARIANT TAG: one measurement; sets STATUS, LINES. VARIANT: jdk, hadronio, before, or
 # hadronio-tcp (hadroNIO server, JDK client)
