@@ -32,6 +32,14 @@ public final class UcxEndpoint implements AutoCloseable {
     private volatile int errorStatus;
     // set once close starts; checked by every send
     private volatile boolean closed;
+    // the lanes' transports and "transport/device" pairs, parsed once from ucp_ep_print_info
+    // (parsedLanes): that call formats the whole configuration, 130-400 us here, and every connection
+    // to the same peer worker shares this endpoint and asks once
+    private volatile Lanes lanes;
+
+    /** What {@link #transports()} and {@link #lanes()} answer, from one {@link #info()}. */
+    private record Lanes(Set<String> transports, Set<String> pairs) {
+    }
 
     UcxEndpoint(UcxWorker worker, UcxErrorHandler errorHandler) {
         this.worker = worker;
@@ -180,24 +188,32 @@ public final class UcxEndpoint implements AutoCloseable {
     /**
      * The transports of the endpoint's lanes, e.g. {@code [cma, sysv]} for shared memory
      * on one host, or {@code [tcp]}: the names before the '/' in the lane lines of {@link #info()}.
+     * Read once: an endpoint made from a worker address has its lanes from its creation on
+     * (UcxLoopbackTest checks that they are the same after traffic, on shared memory and tcp).
      */
     public Set<String> transports() {
-        Set<String> names = new TreeSet<>();
-        Matcher m = LANE.matcher(info());
-        while (m.find()) {
-            names.add(m.group(1));
-        }
-        return names;
+        return parsedLanes().transports();
     }
 
-    /** The lanes as "transport/device" pairs, e.g. {@code [cma/memory, sysv/memory]}. */
+    /** The lanes as "transport/device" pairs, e.g. {@code [cma/memory, sysv/memory]}; read once, as {@link #transports()}. */
     public Set<String> lanes() {
-        Set<String> lanes = new TreeSet<>();
-        Matcher m = LANE.matcher(info());
-        while (m.find()) {
-            lanes.add(m.group(1) + "/" + m.group(2).replaceAll("\\.\\d+$", ""));
+        return parsedLanes().pairs();
+    }
+
+    private Lanes parsedLanes() {
+        Lanes l = lanes;
+        if (l == null) {
+            Set<String> names = new TreeSet<>();
+            Set<String> pairs = new TreeSet<>();
+            Matcher m = LANE.matcher(info());
+            while (m.find()) {
+                names.add(m.group(1));
+                pairs.add(m.group(1) + "/" + m.group(2).replaceAll("\\.\\d+$", ""));
+            }
+            l = new Lanes(java.util.Collections.unmodifiableSet(names), java.util.Collections.unmodifiableSet(pairs));
+            lanes = l;
         }
-        return lanes;
+        return l;
     }
 
     // ---- close --------------------------------------------------------------------------------

@@ -81,4 +81,69 @@ class UcxLoopbackTest {
                 "transports " + transports + "\n" + aToB.info());
         assertFalse(transports.contains("tcp"), aToB.info());
     }
+
+    /**
+     * transports() and lanes() are read once, when first asked (ucp_ep_print_info is slow):
+     * that holds only if an endpoint made from a worker address keeps the lanes it was made
+     * with. Asked right after connect, as the provider asks, and compared with a fresh
+     * print after both directions carried small and large messages.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "tcp"})
+    void shouldKeepTheLanesItWasMadeWith(String tls) throws UcxException {
+        UcxContext.Builder builder = UcxContext.builder().features(Feature.TAG, Feature.AM, Feature.WAKEUP);
+        if (!tls.isEmpty()) {
+            builder.config("TLS", tls);
+        }
+        try (UcxContext ctx = builder.open()) {
+            UcxWorker x = ctx.newWorker(ThreadMode.SINGLE, "x");
+            UcxWorker y = ctx.newWorker(ThreadMode.SINGLE, "y");
+            UcxEndpoint xToY = x.connect(y.address(), ErrorMode.PEER);
+            Set<String> transports = xToY.transports();
+            Set<String> lanes = xToY.lanes();
+            assertFalse(transports.isEmpty(), xToY.info());
+            if (!tls.isEmpty()) {
+                assertEquals(Set.of(tls), transports, xToY.info());
+            }
+            UcxEndpoint yToX = y.connect(x.address(), ErrorMode.PEER);
+            for (int size : new int[] {8, 65536, 1 << 20}) {
+                MemorySegment src = arena.allocate(size);
+                MemorySegment dst = arena.allocate(size);
+                for (int i = 0; i < 20; i++) {
+                    exchange(x, xToY, y, src, dst, size);
+                    exchange(y, yToX, x, src, dst, size);
+                }
+            }
+            Set<String> freshTransports = new java.util.TreeSet<>();
+            Set<String> freshLanes = new java.util.TreeSet<>();
+            java.util.regex.Matcher m = java.util.regex.Pattern
+                    .compile("lane\\[\\d+\\]:\\s+\\d+:([\\w-]+)/([\\w.:-]+)").matcher(xToY.info());
+            while (m.find()) {
+                freshTransports.add(m.group(1));
+                freshLanes.add(m.group(1) + "/" + m.group(2).replaceAll("\\.\\d+$", ""));
+            }
+            assertEquals(freshTransports, transports, xToY.info());
+            assertEquals(freshLanes, lanes, xToY.info());
+            assertEquals(transports, xToY.transports());
+        }
+    }
+
+    private static void exchange(UcxWorker from, UcxEndpoint ep, UcxWorker to, MemorySegment src, MemorySegment dst,
+            int size) throws UcxException {
+        long recv = to.tagReceive(dst, 7, -1L);
+        long send = ep.tagSend(src, 7);
+        int sendStatus;
+        int recvStatus;
+        do {
+            from.progress();
+            to.progress();
+            sendStatus = from.status(send);
+            recvStatus = to.receiveStatus(recv);
+        } while (sendStatus == UcsStatus.INPROGRESS || recvStatus == UcsStatus.INPROGRESS);
+        assertEquals(UcsStatus.OK, sendStatus);
+        assertEquals(UcsStatus.OK, recvStatus);
+        assertEquals(size, to.receivedLength());
+        from.release(send);
+        to.release(recv);
+    }
 }
