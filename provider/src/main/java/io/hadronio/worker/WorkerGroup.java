@@ -81,9 +81,10 @@ public final class WorkerGroup implements AutoCloseable {
     /** The endpoint to the worker at {@code peerAddress}, made on first use; {@code user} is told of its failure. Under lock. */
     public PeerEndpoint endpointTo(byte[] peerAddress, WorkerUser user) throws UcxException {
         assert lock.isHeldByCurrentThread();
-        java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(peerAddress.clone());
-        PeerEndpoint p = peers.get(key);
+        // looked up in place; copied only for a new entry, whose key must not change under the map
+        PeerEndpoint p = peers.get(java.nio.ByteBuffer.wrap(peerAddress));
         if (p == null || p.failed || !p.endpoint.isOpen()) {
+            java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(peerAddress.clone());
             PeerEndpoint[] made = new PeerEndpoint[1];
             UcxEndpoint ep = worker.connect(peerAddress, io.hadronio.ucx.ErrorMode.PEER,
                     (failed, status) -> peerFailed(made[0], status));
