@@ -14,6 +14,7 @@ import io.hadronio.app.nio2.Nio2Command;
 import io.hadronio.app.patterns.PatternsCommand;
 import io.hadronio.app.probe.ProbeCommand;
 import io.hadronio.app.ss.SsCommand;
+import io.hadronio.app.tomcat.TomcatCommand;
 import io.hadronio.app.ucx.UcxCommand;
 import io.hadronio.ucx.Ucx;
 import picocli.CommandLine;
@@ -31,7 +32,7 @@ import picocli.CommandLine.Spec;
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
         subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class, Nio2Command.class,
-            GrpcCommand.class, JettyCommand.class, JGroupsCommand.class, LoadCommand.class, PatternsCommand.class,
+            GrpcCommand.class, JettyCommand.class, TomcatCommand.class, JGroupsCommand.class, LoadCommand.class, PatternsCommand.class,
             EvaluateCommand.class,
             MachineCommand.class, ProbeCommand.class, DoctorCommand.class, SsCommand.class,
             CommandLine.HelpCommand.class})

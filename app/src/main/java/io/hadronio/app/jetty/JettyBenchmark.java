@@ -1,26 +1,14 @@
 package io.hadronio.app.jetty;
 
-import io.hadronio.app.CallLoop;
 import io.hadronio.app.LoopOptions;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.Role;
 import io.hadronio.app.SocketAddressConverter;
-import io.hadronio.app.Transports;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.util.Arrays;
-import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import org.eclipse.jetty.client.BufferingResponseListener;
-import org.eclipse.jetty.client.ContentResponse;
-import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Connection;
-import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -40,11 +28,9 @@ import picocli.CommandLine.Spec;
  * {@code hadronio jetty benchmark}: HTTP/1.1 GET requests on keep-alive connections, each
  * answered with {@code --size} bytes. The server (-s) is a Jetty 12 {@link Server} with one
  * {@link ServerConnector} and a handler that writes the body; the client (-r) is Jetty's
- * {@link HttpClient} with its defaults (a connection per outstanding request, up to 64). The
- * client first keeps {@code --in-flight} requests outstanding through the asynchronous API
- * ({@code send(listener)}), then sends one at a time through the blocking one
- * ({@code send()}); every answer's status and length are checked. It prints a {@code RESULT}
- * line per loop with the paths its connections took. The server answers until it is stopped.
+ * {@code HttpClient} in {@link HttpClientLoops}: {@code --in-flight} requests outstanding
+ * through the asynchronous API, then one at a time through the blocking one, every answer's
+ * status and length checked. The server answers until it is stopped.
  */
 @Command(name = "benchmark", mixinStandardHelpOptions = true,
         description = {"Jetty HTTP/1.1 requests/s with requests in flight (async API) and one at a time (blocking "
@@ -110,47 +96,6 @@ public final class JettyBenchmark implements Callable<Integer> {
     }
 
     private int client() throws Exception {
-        Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
-        HttpClient client = new HttpClient();
-        // Connection.Listener beans of the client are added to each connection it opens
-        client.addBean(new Connection.Listener() {
-            @Override
-            public void onOpened(Connection connection) {
-                if (connection.getEndPoint() instanceof SocketChannelEndPoint e) {
-                    connections.add(e.getChannel());
-                }
-            }
-        });
-        client.start();
-        String uri = "http://" + role.remote.getHostString() + ":" + role.remote.getPort() + "/";
-        long failures = 0;
-        try {
-            System.out.println("Jetty " + Jetty.VERSION + " HttpClient, GET " + uri + " (" + Transports.provider() + ")");
-            for (LoopOptions.Mode mode : loops.modes()) {
-                CallLoop.Outcome outcome = switch (mode) {
-                    case concurrent -> CallLoop.concurrent(done -> client.newRequest(uri).timeout(30, TimeUnit.SECONDS)
-                            .send(new BufferingResponseListener() {
-                                @Override
-                                public void onComplete(Result result) {
-                                    done.complete(!result.isFailed() && result.getResponse().getStatus() == 200
-                                            && getContent().length == size);
-                                }
-                            }), inFlight, loops.warmup(), loops.duration());
-                    case sequential -> CallLoop.sequential(() -> {
-                        ContentResponse r = client.newRequest(uri).timeout(30, TimeUnit.SECONDS).send();
-                        return r.getStatus() == 200 && r.getContent().length == size;
-                    }, loops.warmup(), loops.duration());
-                };
-                failures += outcome.failures();
-                System.out.println(mode + ": " + outcome.describe());
-                System.out.println("RESULT app=jetty mode=" + mode + " provider=" + Transports.provider() + " size=" + size
-                        + " " + outcome.resultFields() + " transport=" + Transports.summary(connections.stream()
-                        .filter(SocketChannel::isOpen).map(Transports::path).toList()));
-                System.out.flush();
-            }
-        } finally {
-            client.stop();
-        }
-        return failures == 0 ? 0 : 1;
+        return HttpClientLoops.run("jetty", role.remote, size, inFlight, loops) == 0 ? 0 : 1;
     }
 }
