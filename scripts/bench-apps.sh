@@ -10,12 +10,19 @@
 #   jetty    Jetty 12 server + HttpClient, HTTP/1.1 keep-alive: "hadronio jetty benchmark", GETs
 #            answered with SIZE bytes: requests/s with JETTY_IN_FLIGHT in flight (async API), then one
 #            at a time (blocking API) with p50/p99
+#   tomcat   embedded Tomcat 11, its NIO.2 connector (Http11Nio2Protocol), and Jetty's HttpClient as
+#            for jetty: "hadronio tomcat benchmark --protocol nio2", GETs answered with SIZE bytes,
+#            requests/s with JETTY_IN_FLIGHT in flight, then one at a time with p50/p99. The JDK's
+#            runs use the JDK's SelectorProvider and AsynchronousChannelProvider, hadroNIO's runs
+#            both of hadroNIO's (the server names the asynchronous one itself)
+#   tomcat-nio  the same with Tomcat's NIO connector (Http11NioProtocol, a Selector)
 #   jgroups  JGroups 5.5 on TCP_NIO2, 3 member JVMs: "hadronio jgroups benchmark", multicast
 #            messages/s received per member (mean of the members), then member 0's sequential
 #            RpcDispatcher unicast calls with p50/p99
 #
 #   scripts/bench-apps.sh                          # 3 rounds of all three, ~14 minutes (2026-11-29: 9.6 min for gRPC and JGroups, 4.5 for Jetty)
 #   RUNS=5 APPS="grpc jetty" SKIP_BUILD=1 scripts/bench-apps.sh
+#   RUNS=3 APPS="tomcat tomcat-nio" SKIP_BUILD=1 scripts/bench-apps.sh
 #
 # Environment:
 #   RUNS            interleaved rounds (default 3; medians of the rounds that succeeded)
@@ -24,13 +31,15 @@
 #                   the JIT competes with the application, and gRPC ran at 400-850 calls/s for both providers
 #                   in its first ~15 s; docs/benchmarks/apps.md)
 #   DURATION        measured seconds of each loop (default 5)
-#   SIZE            gRPC request/answer and Jetty response bytes (default 64)
+#   SIZE            gRPC request/answer and Jetty/Tomcat response bytes (default 64)
 #   GRPC_IN_FLIGHT  gRPC calls in flight (default 32)
-#   JETTY_IN_FLIGHT Jetty requests in flight (default 16)
+#   JETTY_IN_FLIGHT Jetty and Tomcat requests in flight (default 16)
 #   JGROUPS_SIZE    JGroups message and RPC argument bytes (default 100)
 #   BASELINE_JAR    another hadronio-app.jar, run as provider "before" in every round (an A/B of two builds,
 #                   each next to the same JDK runs)
 #   JGROUPS_ARGS    more options for "jgroups benchmark", e.g. --platform-threads (default none)
+#   TOMCAT_ARGS     more options for the Tomcat servers, e.g. "--max-keep-alive-requests -1" (default none:
+#                   Tomcat's defaults, which close a connection after 100 requests)
 #   SERVER_CPU / CLIENT_CPU   cores of the server and client JVMs (default 0 / 1)
 #   MEMBER_CPUS     cores of the three JGroups members (default "0 1 1": member 0 alone, like a server)
 #   RUN_TIMEOUT     seconds a run may take before it counts as failed (default 150)
@@ -57,6 +66,7 @@ GRPC_IN_FLIGHT="${GRPC_IN_FLIGHT:-32}"
 JETTY_IN_FLIGHT="${JETTY_IN_FLIGHT:-16}"
 JGROUPS_SIZE="${JGROUPS_SIZE:-100}"
 JGROUPS_ARGS="${JGROUPS_ARGS:-}"
+TOMCAT_ARGS="${TOMCAT_ARGS:-}"
 SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
 MEMBER_CPUS="${MEMBER_CPUS:-0 1 1}"
@@ -103,13 +113,26 @@ check_lines() {
 
 # ---- one run --------------------------------------------------------------------------------------
 
+# command_of APP: the "hadronio" command of APP ("tomcat-nio" is "tomcat" with the NIO connector)
+command_of() { [ "$1" = tomcat-nio ] && echo tomcat || echo "$1"; }
+
+# server_options APP: what the server of APP needs beyond "-s -a -l"
+server_options() {
+  case "$1" in
+    tomcat) echo "--protocol nio2 $TOMCAT_ARGS" ;;
+    tomcat-nio) echo "--protocol nio $TOMCAT_ARGS" ;;
+  esac
+}
+
 # run_pair APP PROVIDER TAG: a server and a client ("APP benchmark -s" / "-r"); sets STATUS, REASON, LINES
 run_pair() {
-  local app="$1" provider="$2" tag="$3" port="" i rc in_flight
+  local app="$1" provider="$2" tag="$3" port="" i rc in_flight cmd
   local slog="$LOG_DIR/$tag-server.log" clog="$LOG_DIR/$tag-client.log"
   STATUS=failed REASON="" LINES=""
   in_flight=$([ "$app" = grpc ] && echo "$GRPC_IN_FLIGHT" || echo "$JETTY_IN_FLIGHT")
-  java_bg "$provider" "$SERVER_CPU" "$slog" "$app" benchmark -s -a 127.0.0.1:0 -l "$SIZE"
+  cmd="$(command_of "$app")"
+  # shellcheck disable=SC2046
+  java_bg "$provider" "$SERVER_CPU" "$slog" "$cmd" benchmark -s -a 127.0.0.1:0 -l "$SIZE" $(server_options "$app")
   local server=$PID
   for ((i = 0; i < 60 * 20; i++)); do
     port="$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' "$slog" | head -n1 || true)"
@@ -122,7 +145,7 @@ run_pair() {
     stop_all
     return
   fi
-  java_bg "$provider" "$CLIENT_CPU" "$clog" "$app" benchmark -r "127.0.0.1:$port" -l "$SIZE" -i "$in_flight" \
+  java_bg "$provider" "$CLIENT_CPU" "$clog" "$cmd" benchmark -r "127.0.0.1:$port" -l "$SIZE" -i "$in_flight" \
     --warmup "$WARMUP" -d "$DURATION"
   rc=0; wait "$PID" || rc=$?
   LINES="$(grep '^RESULT ' "$clog" || true)"
@@ -202,7 +225,7 @@ figures() {
 seq|sequential calls/s (blocking stub)|sequential|per_s
 p50|sequential p50 µs|sequential|p50_us
 p99|sequential p99 µs|sequential|p99_us" ;;
-    jetty) echo "conc|requests/s, $JETTY_IN_FLIGHT in flight (async API)|concurrent|per_s
+    jetty | tomcat | tomcat-nio) echo "conc|requests/s, $JETTY_IN_FLIGHT in flight (async API)|concurrent|per_s
 seq|sequential requests/s (blocking API)|sequential|per_s
 p50|sequential p50 µs|sequential|p50_us
 p99|sequential p99 µs|sequential|p99_us" ;;
@@ -266,7 +289,7 @@ print_table() {
   echo "Applications side by side on 127.0.0.1, $(nproc) cores; server on core $SERVER_CPU, client on core $CLIENT_CPU" \
        "(JGroups members on cores: $MEMBER_CPUS)"
   echo "each loop: $WARMUP s warm-up, $DURATION s measured; medians of $RUNS interleaved rounds (JDK first in odd rounds)"
-  echo "gRPC: $SIZE B calls on one channel; Jetty: GET, $SIZE B responses, HTTP/1.1 keep-alive; JGroups: 3 members, $JGROUPS_SIZE B messages${JGROUPS_ARGS:+ ($JGROUPS_ARGS)}"
+  echo "gRPC: $SIZE B calls on one channel; Jetty, Tomcat: GET, $SIZE B responses, HTTP/1.1 keep-alive (Jetty's HttpClient); JGroups: 3 members, $JGROUPS_SIZE B messages${JGROUPS_ARGS:+ ($JGROUPS_ARGS)}${TOMCAT_ARGS:+; Tomcat servers: $TOMCAT_ARGS}"
   echo
   if [ -n "$BASELINE_JAR" ]; then
     echo "| app | figure | JDK median | hadroNIO median | hadroNIO/JDK | before median | before/JDK | JDK rounds | hadroNIO rounds | before rounds | transport (JDK; hadroNIO) |"
@@ -327,7 +350,9 @@ main() {
   command -v timeout >/dev/null || die "timeout (coreutils) is needed"
   [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$RUNS'"
   local a cpus
-  for a in $APPS; do [[ "$a" =~ ^(grpc|jetty|jgroups)$ ]] || die "APPS entry '$a' is not grpc, jetty or jgroups"; done
+  for a in $APPS; do
+    [[ "$a" =~ ^(grpc|jetty|tomcat|tomcat-nio|jgroups)$ ]] || die "APPS entry '$a' is not grpc, jetty, tomcat, tomcat-nio or jgroups"
+  done
   cpus="$(nproc)"
   ((SERVER_CPU < cpus && CLIENT_CPU < cpus)) || die "SERVER_CPU/CLIENT_CPU ($SERVER_CPU/$CLIENT_CPU) must be < $cpus cores"
   if [ "$SKIP_BUILD" != 1 ]; then

@@ -17,10 +17,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@code hadronio grpc benchmark}, {@code jetty benchmark} and {@code jgroups benchmark}
+ * {@code hadronio grpc benchmark}, {@code jetty benchmark}, {@code tomcat benchmark} (its NIO.2
+ * connector on both providers, its NIO connector on hadroNIO) and {@code jgroups benchmark}
  * briefly, in real JVMs (a JVM's provider is fixed at its first use of NIO), on the JDK's
  * provider ({@code DISABLE_HADRONIO=true}) and on hadroNIO: every run completes, answers
  * calls, counts no failure and names the provider asked for and a transport. Behaviour only;
@@ -51,6 +53,18 @@ class AppBenchmarksSmokeTest {
         clientAndServer(provider, "jetty", "4");
     }
 
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"jdk, nio2", "hadronio, nio2", "hadronio, nio"})
+    void tomcatBenchmarkShouldAnswerRequestsInFlightAndOneAtATime(String provider, String protocol) throws Exception {
+        ChildJvm server = clientAndServer(provider, "tomcat", "4", "--protocol", protocol);
+        if (protocol.equals("nio2")) {
+            // the connector's channels are the asynchronous provider's: hadroNIO's beside its SelectorProvider
+            boolean hadronio = server.output()
+                    .contains("AsynchronousChannelProvider io.hadronio.HadronioAsynchronousChannelProvider");
+            assertEquals(provider.equals("hadronio"), hadronio, server::output);
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"jdk", "hadronio"})
     void jgroupsMembersShouldReceiveEveryMulticastAndAnswerRpcs(String provider) throws Exception {
@@ -75,10 +89,16 @@ class AppBenchmarksSmokeTest {
         }
     }
 
-    /** A server and a client of {@code app benchmark}: both loops answered, nothing failed. */
-    private void clientAndServer(String provider, String app, String inFlight) throws Exception {
+    /**
+     * A server ({@code serverOptions} added) and a client of {@code app benchmark}: both loops
+     * answered, nothing failed. Returns the server, still running.
+     */
+    private ChildJvm clientAndServer(String provider, String app, String inFlight, String... serverOptions)
+            throws Exception {
         assumeProvider(provider);
-        ChildJvm server = start(provider, app, "benchmark", "-s", "-a", "127.0.0.1:0");
+        List<String> serverArgs = new ArrayList<>(List.of(app, "benchmark", "-s", "-a", "127.0.0.1:0"));
+        serverArgs.addAll(List.of(serverOptions));
+        ChildJvm server = start(provider, serverArgs.toArray(String[]::new));
         String port = server.await(LISTENING, 60);
         List<String> args = new ArrayList<>(List.of(app, "benchmark", "-r", "127.0.0.1:" + port, "-i", inFlight));
         args.addAll(SHORT);
@@ -92,6 +112,7 @@ class AppBenchmarksSmokeTest {
             assertEquals(mode.equals("concurrent") ? inFlight : "1", field(line, "in_flight"), line);
         }
         assertTrue(server.isAlive(), server::output);
+        return server;
     }
 
     private static void assumeProvider(String provider) {

@@ -70,6 +70,11 @@ public final class TomcatBenchmark implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}).")
     Protocol protocol;
 
+    @Option(names = "--max-keep-alive-requests", paramLabel = "N", defaultValue = "100",
+            description = "Server: requests on a connection before Tomcat closes it, -1 for no limit (Tomcat's "
+                    + "maxKeepAliveRequests; default: ${DEFAULT-VALUE}, Tomcat's own).")
+    int maxKeepAliveRequests;
+
     @Option(names = {"-l", "--size"}, defaultValue = "64",
             description = "Bytes of every response body (the client checks each answer's length) (default: ${DEFAULT-VALUE}).")
     int size;
@@ -120,6 +125,7 @@ public final class TomcatBenchmark implements Callable<Integer> {
         Connector connector = new Connector(protocol.className);
         connector.setProperty("address", address.getHostString());
         connector.setPort(address.getPort());
+        connector.setProperty("maxKeepAliveRequests", Integer.toString(maxKeepAliveRequests));
         tomcat.getService().addConnector(connector);
         tomcat.setConnector(connector);
         Context context = tomcat.addContext("", null);
