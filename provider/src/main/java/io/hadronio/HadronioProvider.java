@@ -4,6 +4,7 @@ import io.hadronio.config.HadronioConfig;
 
 import io.hadronio.nio.HadronioServerSocketChannel;
 import io.hadronio.nio.HadronioSocketChannel;
+import io.hadronio.nio.SocketChannelFactory;
 import io.hadronio.platform.JdkInternals;
 import io.hadronio.platform.LazyLogger;
 import io.hadronio.runtime.UcxRuntime;
@@ -185,7 +186,7 @@ public class HadronioProvider extends SelectorProvider {
         if (!usable()) {
             return platform.openSocketChannel();
         }
-        HadronioSocketChannel c = new HadronioSocketChannel(this, runtime);
+        HadronioSocketChannel c = SocketChannelFactory.open(this, runtime);
         // a connect follows: the runtime's start waits for a pause in them, counted from here
         runtime.connecting();
         return c;
@@ -197,7 +198,7 @@ public class HadronioProvider extends SelectorProvider {
         if (!usable() || family == StandardProtocolFamily.UNIX) {
             return platform.openSocketChannel(family);
         }
-        HadronioSocketChannel c = new HadronioSocketChannel(this, runtime, family);
+        HadronioSocketChannel c = SocketChannelFactory.open(this, runtime, family);
         runtime.connecting();
         return c;
     }

@@ -372,7 +372,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
                 throw e;
             }
         }
-        return new HadronioSocketChannel(provider(), runtime, h.accelerated);
+        return SocketChannelFactory.accepted(provider(), runtime, h.accelerated);
     }
 
     /**
@@ -381,7 +381,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
      * the background.
      */
     private HadronioSocketChannel plainChannel(SocketChannel child, ByteBuffer prefix) throws IOException {
-        HadronioSocketChannel ch = new HadronioSocketChannel(provider(), runtime, child, prefix);
+        HadronioSocketChannel ch = SocketChannelFactory.acceptedPlain(provider(), runtime, child, prefix);
         if (prefix == null && runtimeStarted && runtime.upgrades() != null
                 && runtime.isLocal(((InetSocketAddress) child.getRemoteAddress()).getAddress())) {
             ch.upgradeAccepted(port);
@@ -393,7 +393,7 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
     private HadronioSocketChannel streamChannel(LocalStreams.Accepted local) throws IOException {
         HadronioSocketChannel ch;
         try {
-            ch = new HadronioSocketChannel(provider(), runtime, local);
+            ch = SocketChannelFactory.acceptedLocal(provider(), runtime, local);
         } catch (IOException e) {
             local.channel().close();
             throw e;

@@ -1,7 +1,6 @@
 package io.hadronio.nio;
 
 import io.hadronio.config.TransportOption;
-import io.hadronio.connection.LocalStreams;
 import io.hadronio.path.ChannelIo;
 import io.hadronio.path.KernelStream;
 import io.hadronio.path.Paths;
@@ -12,7 +11,6 @@ import io.hadronio.observe.SocketWriteEvent;
 import io.hadronio.runtime.UcxRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ProtocolFamily;
 import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
@@ -44,7 +42,7 @@ import java.util.function.Supplier;
  * <p>Lock order: {@link #readLock}, {@link #writeLock}, then the lifecycle's raw-input lock,
  * then the worker group's, then the lifecycle's monitor (a leaf, never held while blocking).
  */
-public final class HadronioSocketChannel extends SocketChannel implements UcxSelectable {
+public class HadronioSocketChannel extends SocketChannel implements UcxSelectable {
     private final UcxRuntime runtime;
     // the read and write locks, and the step that runs when no other thread holds either
     private final ChannelLocks locks = new ChannelLocks();
@@ -73,49 +71,13 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
     private SocketAdaptor socket;
     private final Object adaptorLock = new Object();
 
-    /** An unconnected channel ({@code SocketChannel.open()}). */
-    public HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime) throws IOException {
-        this(provider, runtime, runtime.platform().openSocketChannel());
-    }
-
-    /** An unconnected channel of one protocol family ({@code SocketChannel.open(family)}). */
-    public HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ProtocolFamily family)
-            throws IOException {
-        this(provider, runtime, runtime.platform().openSocketChannel(family));
-    }
-
-    private HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, SocketChannel unconnected) {
-        this(provider, runtime, ConnectionLifecycle.unconnected(runtime.control(), unconnected),
-                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, unconnected, null));
-    }
-
-    /** An accepted accelerated channel, open. */
-    HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle accepted) {
-        this(provider, runtime, accepted,
-                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, life.tcp(), null));
-        observation.opened();
-    }
-
-    /** An accepted plain channel, connected; {@code prefix}: bytes already read from it, or null. */
-    HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, SocketChannel tcp, ByteBuffer prefix)
-            throws IOException {
-        this(provider, runtime, ConnectionLifecycle.acceptedPlain(runtime.control(), tcp),
-                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, tcp, prefix));
-        usePlainTcp();
-        observation.opened();
-    }
-
-    /** An accepted local stream connection ({@link LocalStreams}), connected. */
-    HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, LocalStreams.Accepted accepted)
-            throws IOException {
-        this(provider, runtime, ConnectionLifecycle.acceptedPlain(runtime.control(), accepted.channel()),
-                (life, io) -> new KernelStream(runtime.localStreams(), runtime.platform(), life, io, accepted));
-        usePlainTcp();
-        observation.opened();
-    }
-
-    private HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle life,
-                                  BiFunction<ConnectionLifecycle, ChannelIo, KernelStream> kernel) {
+    /**
+     * A channel on {@code life}'s connection, its kernel socket made by {@code kernel}. Only
+     * {@link SocketChannelFactory} calls it (for this class or its trusted subclass), and then
+     * tells the channel what kind it is ({@link #openedPlain}, {@link #opened}).
+     */
+    HadronioSocketChannel(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle life,
+                          BiFunction<ConnectionLifecycle, ChannelIo, KernelStream> kernel) {
         super(provider);
         this.runtime = runtime;
         this.life = life;
@@ -125,6 +87,17 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
         this.connector = new ClientConnect(runtime, life, this.kernel, io, conversion, this::usePlainTcp);
         this.observation = new ChannelObservation(runtime, life, this.kernel, this.paths);
         life.readinessListener(readySignal);
+    }
+
+    /** An accepted channel, open: the observing tools see it from now on. */
+    void opened() {
+        observation.opened();
+    }
+
+    /** An accepted plain channel (or local stream), connected: it goes plain, then the observing tools see it. */
+    void openedPlain() throws IOException {
+        usePlainTcp();
+        observation.opened();
     }
 
     /** Goes plain: from now on the kernel socket is the channel, in this channel's blocking mode. */
@@ -657,6 +630,7 @@ public final class HadronioSocketChannel extends SocketChannel implements UcxSel
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + '[' + (isOpen() ? paths.describe() : "closed") + ']';
+        // the class's name, not getClass()'s: the trusted subclass is the same channel to a reader of logs
+        return "HadronioSocketChannel[" + (isOpen() ? paths.describe() : "closed") + ']';
     }
 }

@@ -82,7 +82,7 @@ public final class JdkInternals {
     }
 
     /** Exports sun.nio.ch to the unnamed modules unless it already is. */
-    static void ensureExported() {
+    public static void ensureExported() {
         ensureExported(PACKAGE);
     }
 
