@@ -17,7 +17,8 @@
 #   upload   the client sends FILE_BYTES, the server stores them with FileChannel.transferFrom (MB/s)
 #
 # fetch and upload also run as "hadronio server, JDK client" (hadronio-tcp): the server's channel is
-# then a hadroNIO channel on kernel TCP, the kernel path.
+# then a hadroNIO channel on kernel TCP, the kernel path; with BASELINE_JAR, the baseline's server too
+# (before-tcp).
 #
 #   SKIP_BUILD=1 scripts/bench-patterns.sh                       # 3 rounds of everything, ~13 min
 #   RUNS=5 PATTERNS="fetch upload" SKIP_BUILD=1 scripts/bench-patterns.sh
@@ -80,6 +81,7 @@ run() {
   STATUS=failed LINES=""
   sp="$variant" cp="$variant"
   [ "$variant" = hadronio-tcp ] && sp=hadronio cp=jdk
+  [ "$variant" = before-tcp ] && sp=before cp=jdk
   if [ "$pattern" = wakeup ]; then
     java_bg "$cp" "$WAKEUP_CPUS" "$log" patterns --pattern wakeup --warmup "$WARMUP" -d "$DURATION" --delays "$WAKEUP_DELAYS"
     rc=0; wait "$PID" || rc=$?
@@ -151,7 +153,7 @@ p99|round trip p99 µs|pattern=handoff|p99_us" ;;
 
 variants() {
   local v="jdk hadronio${BASELINE_JAR:+ before}"
-  case "$1" in fetch | upload) v+=" hadronio-tcp" ;; esac
+  case "$1" in fetch | upload) v+=" hadronio-tcp${BASELINE_JAR:+ before-tcp}" ;; esac
   echo "$v"
 }
 
@@ -174,7 +176,7 @@ print_table() {
   local pattern key what filter fld v vs header sep
   echo
   echo "hadronio patterns side by side on 127.0.0.1, $(nproc) cores; server on core $SERVER_CPU, client on core $CLIENT_CPU"
-  echo "medians of $RUNS interleaved rounds (JDK first in odd rounds); hadronio-tcp: hadroNIO server, JDK client (kernel TCP)"
+  echo "medians of $RUNS interleaved rounds (JDK first in odd rounds); hadronio-tcp (before-tcp): hadroNIO's (the baseline's) server, JDK client (kernel TCP)"
   for pattern in $PATTERNS; do
     vs="$(variants "$pattern")"
     echo
