@@ -41,6 +41,9 @@ import java.util.function.Supplier;
  *
  * <p>Lock order: {@link #readLock}, {@link #writeLock}, then the lifecycle's raw-input lock,
  * then the worker group's, then the lifecycle's monitor (a leaf, never held while blocking).
+ *
+ * <p>Made only by {@link SocketChannelFactory}; not final for its one subclass,
+ * {@code TrustedSocketChannel}, which adds nothing but what {@code FileChannel.transferTo} asks of a target.
  */
 public class HadronioSocketChannel extends SocketChannel implements UcxSelectable {
     private final UcxRuntime runtime;
