@@ -22,7 +22,9 @@ import org.junit.jupiter.api.Timeout;
 @Tag("slow")
 @Timeout(90)
 class NettyTest {
-    private static final String HADRONIO_CHANNEL = "io.hadronio.nio.HadronioSocketChannel";
+    // the HadronioSocketChannel that FileChannel.transferTo trusts (SocketChannelFactory): every channel is one
+    // once java.base let it load, which it must in a plain application JVM
+    private static final String HADRONIO_CHANNEL = "io.hadronio.nio.TrustedSocketChannel";
 
     private static ChildJvm peer(String... args) throws Exception {
         ChildJvm jvm = ChildJvm.start(NettyPeer.class,
