@@ -209,6 +209,7 @@ public final class HadronioSelector extends AbstractSelector {
     @Override
     protected SelectionKey register(AbstractSelectableChannel channel, int ops, Object attachment) {
         int fd = -1;
+        // ours first: our socket channels are SelChImpls too (TrustedSocketChannel), without an fd to poll
         if (channel instanceof UcxSelectable) {
             // another provider instance has its own workers, whose events we never sleep on
             if (channel.provider() != provider()) {

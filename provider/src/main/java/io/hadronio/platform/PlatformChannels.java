@@ -34,7 +34,12 @@ public final class PlatformChannels {
     private PlatformChannels() {
     }
 
-    /** True for channels of the JDK's provider that a poll-based selector can watch. */
+    /**
+     * True for channels of the JDK's provider that a poll-based selector can watch, and for
+     * hadroNIO's own socket channels, which implement {@code SelChImpl} too (for
+     * {@code FileChannel.transferTo}, see {@code nio/SocketChannelFactory}) but have no fd to
+     * watch: a caller asks whether a channel is hadroNIO's first.
+     */
     public static boolean isPlatformChannel(SelectableChannel channel) {
         return SEL_CH_IMPL.isInstance(channel);
     }
