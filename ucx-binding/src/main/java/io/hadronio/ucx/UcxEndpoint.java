@@ -38,7 +38,18 @@ public final class UcxEndpoint implements AutoCloseable {
     private volatile Lanes lanes;
 
     /** What {@link #transports()} and {@link #lanes()} answer, from one {@link #info()}. */
-    private record Lanes(Set<String> transports, Set<String> pairs) {
+    record Lanes(Set<String> transports, Set<String> pairs) {
+        /** The lane lines of a {@code ucp_ep_print_info} text. */
+        static Lanes parse(String info) {
+            Set<String> names = new TreeSet<>();
+            Set<String> pairs = new TreeSet<>();
+            Matcher m = LANE.matcher(info);
+            while (m.find()) {
+                names.add(m.group(1));
+                pairs.add(m.group(1) + "/" + m.group(2).replaceAll("\\.\\d+$", ""));
+            }
+            return new Lanes(java.util.Collections.unmodifiableSet(names), java.util.Collections.unmodifiableSet(pairs));
+        }
     }
 
     UcxEndpoint(UcxWorker worker, UcxErrorHandler errorHandler) {
@@ -203,14 +214,7 @@ public final class UcxEndpoint implements AutoCloseable {
     private Lanes parsedLanes() {
         Lanes l = lanes;
         if (l == null) {
-            Set<String> names = new TreeSet<>();
-            Set<String> pairs = new TreeSet<>();
-            Matcher m = LANE.matcher(info());
-            while (m.find()) {
-                names.add(m.group(1));
-                pairs.add(m.group(1) + "/" + m.group(2).replaceAll("\\.\\d+$", ""));
-            }
-            l = new Lanes(java.util.Collections.unmodifiableSet(names), java.util.Collections.unmodifiableSet(pairs));
+            l = Lanes.parse(info());
             lanes = l;
         }
         return l;

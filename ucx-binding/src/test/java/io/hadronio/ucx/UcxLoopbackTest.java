@@ -114,16 +114,9 @@ class UcxLoopbackTest {
                     exchange(y, yToX, x, src, dst, size);
                 }
             }
-            Set<String> freshTransports = new java.util.TreeSet<>();
-            Set<String> freshLanes = new java.util.TreeSet<>();
-            java.util.regex.Matcher m = java.util.regex.Pattern
-                    .compile("lane\\[\\d+\\]:\\s+\\d+:([\\w-]+)/([\\w.:-]+)").matcher(xToY.info());
-            while (m.find()) {
-                freshTransports.add(m.group(1));
-                freshLanes.add(m.group(1) + "/" + m.group(2).replaceAll("\\.\\d+$", ""));
-            }
-            assertEquals(freshTransports, transports, xToY.info());
-            assertEquals(freshLanes, lanes, xToY.info());
+            UcxEndpoint.Lanes fresh = UcxEndpoint.Lanes.parse(xToY.info());
+            assertEquals(fresh.transports(), transports, xToY.info());
+            assertEquals(fresh.pairs(), lanes, xToY.info());
             assertEquals(transports, xToY.transports());
         }
     }
