@@ -32,6 +32,8 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
         implements EventLoop.Member, OperationFuture.Cancellable {
     private final HadronioAsynchronousChannelGroup group;
     private final ServerSocketChannel channel;
+    // the listener's options but IP_TOS, which the JDK's asynchronous listener does not have
+    private final Set<SocketOption<?>> options;
     // its loop and its key there
     private final LoopKey place;
     private volatile boolean open = true;
@@ -62,6 +64,9 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
         super(provider);
         this.group = group;
         this.channel = group.selectors().openServerSocketChannel();
+        Set<SocketOption<?>> all = new HashSet<>(channel.supportedOptions());
+        all.remove(StandardSocketOptions.IP_TOS);
+        this.options = Set.copyOf(all);
         this.place = LoopKey.register(group, channel, this, this);
     }
 
@@ -260,9 +265,7 @@ public final class HadronioAsynchronousServerSocketChannel extends AsynchronousS
     /** The NIO listener's options but {@code IP_TOS}, which the JDK's asynchronous listener does not have. */
     @Override
     public Set<SocketOption<?>> supportedOptions() {
-        Set<SocketOption<?>> set = new HashSet<>(channel.supportedOptions());
-        set.remove(StandardSocketOptions.IP_TOS);
-        return Set.copyOf(set);
+        return options;
     }
 
     @Override
