@@ -3,8 +3,6 @@ package io.hadronio.app.jetty;
 import io.hadronio.app.LoopOptions;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.Role;
-import io.hadronio.app.SocketAddressConverter;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
@@ -16,12 +14,10 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Jetty;
-import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -43,52 +39,41 @@ public final class JettyBenchmark implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-a", "--address"}, paramLabel = "HOST:PORT", converter = SocketAddressConverter.class,
-            defaultValue = "127.0.0.1:0", description = "Server: where to listen (default: ${DEFAULT-VALUE}).")
-    InetSocketAddress address;
-
-    @Option(names = {"-l", "--size"}, defaultValue = "64",
-            description = "Bytes of every response body (the client checks each answer's length) (default: ${DEFAULT-VALUE}).")
-    int size;
-
-    @Option(names = {"-i", "--in-flight"}, defaultValue = "16",
-            description = "Client: requests outstanding in the concurrent loop (default: ${DEFAULT-VALUE}).")
-    int inFlight;
+    @Mixin
+    HttpBenchmarkOptions http;
 
     @Mixin
     LoopOptions loops;
 
     @Override
     public Integer call() throws Exception {
-        if (size < 0 || inFlight < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--in-flight must be >= 1, --size >= 0");
-        }
+        http.validate(spec.commandLine());
         loops.validate(spec.commandLine());
         ProviderSelection.apply();
         return role.server ? serve() : client();
     }
 
     private int serve() throws Exception {
-        byte[] bytes = new byte[size];
+        byte[] bytes = new byte[http.size()];
         Arrays.fill(bytes, (byte) 'j');
         ByteBuffer body = ByteBuffer.wrap(bytes).asReadOnlyBuffer();
         Server server = new Server();
         ServerConnector connector = new ServerConnector(server);
-        connector.setHost(address.getHostString());
-        connector.setPort(address.getPort());
+        connector.setHost(http.address().getHostString());
+        connector.setPort(http.address().getPort());
         server.addConnector(connector);
         server.setHandler(new Handler.Abstract() {
             @Override
             public boolean handle(Request request, Response response, Callback callback) {
                 response.setStatus(200);
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
-                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, size);
+                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, http.size());
                 response.write(true, body.slice(), callback);
                 return true;
             }
         });
         server.start();
-        System.out.println("listening on " + address.getHostString() + ":" + connector.getLocalPort() + " (Jetty "
+        System.out.println("listening on " + http.address().getHostString() + ":" + connector.getLocalPort() + " (Jetty "
                 + Jetty.VERSION + ", provider " + java.nio.channels.spi.SelectorProvider.provider().getClass().getName() + ")");
         System.out.flush();
         server.join();
@@ -96,6 +81,6 @@ public final class JettyBenchmark implements Callable<Integer> {
     }
 
     private int client() throws Exception {
-        return HttpClientLoops.run("jetty", role.remote, size, inFlight, loops) == 0 ? 0 : 1;
+        return HttpClientLoops.run("jetty", role.remote, http.size(), http.inFlight(), loops) == 0 ? 0 : 1;
     }
 }

@@ -3,13 +3,12 @@ package io.hadronio.app.tomcat;
 import io.hadronio.app.LoopOptions;
 import io.hadronio.app.ProviderSelection;
 import io.hadronio.app.Role;
-import io.hadronio.app.SocketAddressConverter;
+import io.hadronio.app.jetty.HttpBenchmarkOptions;
 import io.hadronio.app.jetty.HttpClientLoops;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.channels.spi.AsynchronousChannelProvider;
 import java.nio.channels.spi.SelectorProvider;
 import java.nio.file.Files;
@@ -19,7 +18,6 @@ import org.apache.catalina.Context;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.catalina.util.ServerInfo;
-import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -61,9 +59,8 @@ public final class TomcatBenchmark implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-a", "--address"}, paramLabel = "HOST:PORT", converter = SocketAddressConverter.class,
-            defaultValue = "127.0.0.1:0", description = "Server: where to listen (default: ${DEFAULT-VALUE}).")
-    InetSocketAddress address;
+    @Mixin
+    HttpBenchmarkOptions http;
 
     @Option(names = "--protocol", defaultValue = "nio2",
             description = "Server: Tomcat's connector, nio2 (Http11Nio2Protocol) or nio (Http11NioProtocol) "
@@ -75,29 +72,19 @@ public final class TomcatBenchmark implements Callable<Integer> {
                     + "maxKeepAliveRequests; default: ${DEFAULT-VALUE}, Tomcat's own).")
     int maxKeepAliveRequests;
 
-    @Option(names = {"-l", "--size"}, defaultValue = "64",
-            description = "Bytes of every response body (the client checks each answer's length) (default: ${DEFAULT-VALUE}).")
-    int size;
-
-    @Option(names = {"-i", "--in-flight"}, defaultValue = "16",
-            description = "Client: requests outstanding in the concurrent loop (default: ${DEFAULT-VALUE}).")
-    int inFlight;
-
     @Mixin
     LoopOptions loops;
 
     @Override
     public Integer call() throws Exception {
-        if (size < 0 || inFlight < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--in-flight must be >= 1, --size >= 0");
-        }
+        http.validate(spec.commandLine());
         loops.validate(spec.commandLine());
         if (role.server && protocol == Protocol.nio2) {
             ProviderSelection.applyAsynchronous();
         } else {
             ProviderSelection.apply();
         }
-        return role.server ? serve() : HttpClientLoops.run("tomcat", role.remote, size, inFlight, loops) == 0 ? 0 : 1;
+        return role.server ? serve() : HttpClientLoops.run("tomcat", role.remote, http.size(), http.inFlight(), loops) == 0 ? 0 : 1;
     }
 
     /** The servlet: {@code body} to every GET. */
@@ -118,13 +105,13 @@ public final class TomcatBenchmark implements Callable<Integer> {
     }
 
     private int serve() throws Exception {
-        byte[] bytes = new byte[size];
+        byte[] bytes = new byte[http.size()];
         Arrays.fill(bytes, (byte) 't');
         Tomcat tomcat = new Tomcat();
         tomcat.setBaseDir(Files.createTempDirectory("hadronio-tomcat").toString());
         Connector connector = new Connector(protocol.className);
-        connector.setProperty("address", address.getHostString());
-        connector.setPort(address.getPort());
+        connector.setProperty("address", http.address().getHostString());
+        connector.setPort(http.address().getPort());
         connector.setProperty("maxKeepAliveRequests", Integer.toString(maxKeepAliveRequests));
         tomcat.getService().addConnector(connector);
         tomcat.setConnector(connector);
@@ -135,7 +122,7 @@ public final class TomcatBenchmark implements Callable<Integer> {
         String channels = protocol == Protocol.nio2
                 ? "AsynchronousChannelProvider " + AsynchronousChannelProvider.provider().getClass().getName()
                 : "SelectorProvider " + SelectorProvider.provider().getClass().getName();
-        System.out.println("listening on " + address.getHostString() + ":" + connector.getLocalPort() + " (Tomcat "
+        System.out.println("listening on " + http.address().getHostString() + ":" + connector.getLocalPort() + " (Tomcat "
                 + ServerInfo.getServerNumber() + ", " + protocol.className + ", " + channels + ")");
         System.out.flush();
         tomcat.getServer().await();
