@@ -195,6 +195,39 @@ class UpgradeTest {
         }
     }
 
+    /**
+     * A blocking reader that waits on the socket while its input switches to UCX is woken by the
+     * switch, not by the end of its wait's slice. Its peer's SWITCHED record follows the raw
+     * bytes and wakes a poll on the socket, but once the input switched the control thread reads
+     * the socket's records, and a poll that found the record taken slept on: 20 ms in the middle of
+     * a request and its answer, for one connection in ten that moved this way. Each echo here
+     * answers at once, so no wait should ever last its slice.
+     */
+    @Test
+    void shouldWakeABlockingReaderWhenTheInputSwitches() throws Exception {
+        long slicesOut = io.hadronio.path.UpgradingKernelPath.waitSlicesOut();
+        try (ServerSocketChannel server = upgrading.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            for (int c = 0; c < 40; c++) {
+                try (SocketChannel client = upgrading.openSocketChannel()) {
+                    client.connect(server.getLocalAddress());
+                    CompletableFuture<Long> echo = blockingEcho(server.accept(), 8);
+                    pingPongUntilUcx(client, Duration.ofSeconds(10));
+                    ByteBuffer out = ByteBuffer.allocate(8);
+                    ByteBuffer in = ByteBuffer.allocate(8);
+                    for (long i = 0; i < 20; i++) {
+                        roundTrip(client, out, in, i);
+                    }
+                    client.shutdownOutput();
+                    assertEquals(-1, client.read(in.clear()));
+                    echo.get(30, TimeUnit.SECONDS);
+                }
+            }
+        }
+        assertEquals(slicesOut, io.hadronio.path.UpgradingKernelPath.waitSlicesOut(),
+                "blocking reads that waited a slice out while their peer answered at once");
+    }
+
     /** A server that closes its listener right after accept: the connection still moves. */
     @Test
     void shouldUpgradeAConnectionWhoseListenerClosed() throws Exception {

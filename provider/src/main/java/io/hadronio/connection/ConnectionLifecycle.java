@@ -355,6 +355,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         if (c != null) {
             c.group().wakeSleepers();
         }
+        upgrade.wakeRawReader();
     }
 
     // ---- what holds --------------------------------------------------------------------------
@@ -622,6 +623,7 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
                 u.end();
             }
             closeSocket();
+            upgrade.wakeRawReader();
             return false;
         }
         wake();

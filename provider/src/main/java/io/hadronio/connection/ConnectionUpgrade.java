@@ -18,7 +18,7 @@ import static io.hadronio.connection.LifecycleTable.*;
  *
  * <h2>Threads and locks</h2>
  * <ul>
- * <li>{@code session}, {@code converter}, {@code idleOutputSwitch}: set once, before the channel
+ * <li>{@code session}, {@code converter}, {@code idleOutputSwitch}, {@code rawReaderWake}: set once, before the channel
  *     is shared (volatile); read by any thread.</li>
  * <li>{@code rawConsumed}: readers under {@link #lock} (and, while the connection is still a
  *     candidate, under the channel's read lock: no switch can come before it converts); the
@@ -54,6 +54,8 @@ public final class ConnectionUpgrade {
     private volatile long switchedAt = -1;
     // the channel's "move an idle output now" (it needs the channel's write lock), or null
     private volatile Runnable idleOutputSwitch;
+    // ends a blocking read's wait on the kernel socket (path/UpgradingKernelPath), or null
+    private volatile Runnable rawReaderWake;
 
     ConnectionUpgrade(ConnectionLifecycle life, ConnectionControl reactor) {
         this.life = life;
@@ -271,6 +273,19 @@ public final class ConnectionUpgrade {
      */
     public void idleOutputSwitch(Runnable r) {
         idleOutputSwitch = r;
+    }
+
+    /** What ends a blocking read's wait on the kernel socket when the connection changes (set once, at set-up). */
+    public void rawReaderWake(Runnable r) {
+        rawReaderWake = r;
+    }
+
+    /** The connection changed: a blocking read waiting on the kernel socket looks again. */
+    void wakeRawReader() {
+        Runnable r = rawReaderWake;
+        if (r != null) {
+            r.run();
+        }
     }
 
     /** The UCX half is ready (rendezvous thread): an idle output moves now, a busy one at its next write. */

@@ -568,6 +568,22 @@ public class HadronioSocketChannel extends SocketChannel implements UcxSelectabl
         } finally {
             kernel.closed(takeMark);
             observation.closed();
+            releaseWaitsIfClosed();
+        }
+    }
+
+    /**
+     * What a blocking read's wait on a moving connection's socket holds (an event fd) goes with the
+     * channel, once no reader is inside: the closer tries, and every thread that leaves a lock
+     * after the close tries again ({@link #afterUnlock}), so the last one out does it.
+     */
+    private void releaseWaitsIfClosed() {
+        if (!isOpen() && readLock.tryLock()) {
+            try {
+                paths.closed();
+            } finally {
+                readLock.unlock();
+            }
         }
     }
 
@@ -585,6 +601,7 @@ public class HadronioSocketChannel extends SocketChannel implements UcxSelectabl
             conversion.tryConvert();
         }
         finishCloseIfClosing();
+        releaseWaitsIfClosed();
     }
 
     /** A close that found a lock taken: its holder finishes it. */

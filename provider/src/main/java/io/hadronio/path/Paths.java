@@ -104,6 +104,11 @@ public final class Paths {
         return c == null ? 0 : c.available();
     }
 
+    /** The channel closed (under its read lock, no reader inside): what a read's wait held goes. */
+    public void closed() {
+        upgrading.release();
+    }
+
     private DataPath kernelPath() {
         return life.isUpgradable() ? upgrading : kernel;
     }

@@ -1,5 +1,6 @@
 package io.hadronio.path;
 
+import io.hadronio.platform.EventFd;
 import io.hadronio.platform.PollSet;
 import io.hadronio.path.Connection;
 import io.hadronio.connection.ConnectionLifecycle;
@@ -7,6 +8,7 @@ import java.io.IOException;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -15,11 +17,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * sleeps inside the socket across the switch. Reads never take a byte past the peer's switch
  * point (the lifecycle's raw-input lock keeps the point from arriving in the middle of a read);
  * a write first offers the output's switch to the lifecycle.
+ *
+ * <p>A blocking read's wait on the socket ends when its bytes come, and when the connection changes
+ * under it ({@link #wakeReader}, from the lifecycle's wake): the input switched to UCX, a reset, a
+ * close. The socket alone cannot say so: the peer's SWITCHED record, which follows its raw bytes,
+ * wakes the poll, but once the input switched the control thread reads the socket's records, and
+ * a poll that finds the record already taken sleeps on (a 20-ms stall in a moving connection's
+ * request and response, regression: UpgradeTest#shouldWakeABlockingReaderWhenTheInputSwitches).
  */
 public final class UpgradingKernelPath implements DataPath {
-    // how long an emulated blocking wait sleeps in poll(2) before it looks at the channel again
-    // (a close from another thread cannot wake a poll on the socket)
+    // how long an emulated blocking wait sleeps in poll(2) before it looks at the channel again:
+    // nothing but the socket wakes a write's wait (or a read's that has no event fd), and the
+    // read's wake-up is best kept with a net under it
     private static final int WAIT_SLICE_MILLIS = 20;
+    // blocking reads' waits that ended with their slice, nothing ready and nobody waking them
+    // (a diagnostic: a reader whose peer answers at once never waits a slice out)
+    private static final java.util.concurrent.atomic.AtomicLong SLICES_OUT = new java.util.concurrent.atomic.AtomicLong();
 
     private final KernelStream kernel;
     private final ConnectionLifecycle life;
@@ -27,11 +40,50 @@ public final class UpgradingKernelPath implements DataPath {
     // the last blocking read had to wait for its bytes; under the channel's read lock. A
     // connection's first read usually waits (a server for its request, a client for its answer)
     private boolean readWaited = true;
+    // the thread in a blocking read's wait on the socket, or null: what wakeReader wakes
+    private volatile Thread reader;
+    // what that wait polls beside the socket, signalled by wakeReader; made at the first wait and
+    // closed by release (both under the channel's read lock), signalled from any thread
+    // (EventFd: no signal after its close); null when none could be made (the wait then ends at
+    // its slice)
+    private volatile EventFd readerWake;
+    // release() ran: no event fd is made any more (under the channel's read lock)
+    private boolean released;
 
     public UpgradingKernelPath(KernelStream kernel, ConnectionLifecycle life, ChannelIo io) {
         this.kernel = kernel;
         this.life = life;
         this.io = io;
+        life.upgrade().rawReaderWake(this::wakeReader);
+    }
+
+    /**
+     * Ends a blocking read's wait on the socket (any thread; nothing when no reader waits): the
+     * connection changed, and the reader must look. Called after the change: the reader makes
+     * itself known before it looks a last time.
+     */
+    private void wakeReader() {
+        Thread t = reader;
+        if (t == null) {
+            return;
+        }
+        EventFd wake = readerWake;
+        if (wake != null) {
+            wake.signal();
+        }
+        if (t.isVirtual()) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /** The channel closed, or its input left this path: the wait's event fd goes (under the channel's read lock). */
+    public void release() {
+        released = true;
+        EventFd wake = readerWake;
+        if (wake != null) {
+            readerWake = null;
+            wake.close();
+        }
     }
 
     /** The kernel socket's bytes, never past the peer's switch point; {@link #MOVED} once the input switched. */
@@ -49,7 +101,7 @@ public final class UpgradingKernelPath implements DataPath {
                     // first, which spares a failed read(2); a wait that slept says the next
                     // read should wait first too, one that found the bytes there does not
                     long start = System.nanoTime();
-                    await(PollSet.POLLIN, deadline);
+                    awaitInput(deadline);
                     waited = System.nanoTime() - start > PollSet.SLEPT_NANOS;
                 }
             }
@@ -58,6 +110,8 @@ public final class UpgradingKernelPath implements DataPath {
                 raw.lock();
                 try {
                     if (!life.inputRaw()) {
+                        // the input reads from UCX from now on: no more waits here
+                        release();
                         return MOVED;
                     }
                     if (life.isReset() && !life.inputOutlivesReset()) {
@@ -97,7 +151,7 @@ public final class UpgradingKernelPath implements DataPath {
                     throw new SocketTimeoutException("Read timed out");
                 }
                 waited = true;
-                await(PollSet.POLLIN, deadline);
+                awaitInput(deadline);
             }
         } finally {
             if (blocking) {
@@ -150,9 +204,48 @@ public final class UpgradingKernelPath implements DataPath {
      * {@link System#nanoTime()} deadline or {@link #WAIT_SLICE_MILLIS}, whichever comes first.
      */
     private void await(short events, long deadline) throws IOException {
-        int millis = deadline == Long.MAX_VALUE ? WAIT_SLICE_MILLIS
+        PollSet.pollOne(kernel.fd(), events, sliceMillis(deadline));
+    }
+
+    /**
+     * A blocking read's wait for input: as {@link #await}, and until {@link #wakeReader}. The
+     * reader is known before it looks at the connection a last time, and a waker changes the
+     * connection before it looks for the reader (both volatile), so no change goes unseen.
+     */
+    private void awaitInput(long deadline) throws IOException {
+        EventFd wake = readerWake;
+        if (wake == null && !released) {
+            try {
+                readerWake = wake = new EventFd();
+            } catch (IOException e) {
+                // no fd to spare: the wait ends at its slice, as it did before
+            }
+        }
+        if (wake == null) {
+            await(PollSet.POLLIN, deadline);
+            return;
+        }
+        reader = Thread.currentThread();
+        try {
+            if (!life.inputRaw() || life.isReset() || life.isInputShut() || !io.isOpen()) {
+                return;
+            }
+            if (PollSet.pollOne(kernel.fd(), PollSet.POLLIN, wake, sliceMillis(deadline)) == 0) {
+                SLICES_OUT.incrementAndGet();
+            }
+        } finally {
+            reader = null;
+        }
+    }
+
+    /** Blocking reads' waits on a moving connection's socket that ended with their slice, JVM-wide (a diagnostic). */
+    public static long waitSlicesOut() {
+        return SLICES_OUT.get();
+    }
+
+    private static int sliceMillis(long deadline) {
+        return deadline == Long.MAX_VALUE ? WAIT_SLICE_MILLIS
                 : (int) Math.min(WAIT_SLICE_MILLIS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-        PollSet.pollOne(kernel.fd(), events, millis);
     }
 
     /** A read of at most {@code room} bytes into the buffers (their limits are restored). */

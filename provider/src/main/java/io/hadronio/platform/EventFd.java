@@ -1,6 +1,5 @@
 package io.hadronio.platform;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.hadronio.ucx.WordCalls;
@@ -12,7 +11,8 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * A Linux {@code eventfd(2)} in non-blocking mode: a selector's own wake-up fd, which
- * it polls next to the fds of UCX workers and JDK channels. {@link #signal()} may be
+ * it polls next to the fds of UCX workers and JDK channels, and what ends a blocking read's wait
+ * on a moving connection's socket ({@link PollSet#pollOne(int, short, EventFd, int)}). {@link #signal()} may be
  * called from any thread; {@link #drain()} and {@link #close()} by the owner only.
  */
 public final class EventFd implements AutoCloseable {
@@ -37,17 +37,22 @@ public final class EventFd implements AutoCloseable {
             LINKER.defaultLookup().find("close").orElseThrow(),
             WordCalls.call(1));
 
-    private final Arena arena = Arena.ofShared();
-    // the value every signal adds (1); never written after construction
-    private final MemorySegment one = arena.allocate(8, 8);
-    // where drain() reads the counter to; owner thread only
-    private final MemorySegment sink = arena.allocate(8, 8);
+    // the value every signal adds (1), written once; and where drain() reads the counter to, a
+    // value nobody looks at. Shared by all event fds: an arena of its own made every event fd's
+    // close a handshake with all the JVM's threads (a shared arena's close), and a connection
+    // that moves makes one
+    private static final MemorySegment ONE = Arena.global().allocate(8, 8);
+    private static final MemorySegment SINK = Arena.global().allocate(8, 8);
+
+    static {
+        ONE.set(JAVA_LONG, 0, 1L);
+    }
+
     private final int fd;
     // guarded by this: no signal may reach an fd number that close() released (it may be reused)
     private boolean closed;
 
     public EventFd() throws IOException {
-        one.set(JAVA_LONG, 0, 1L);
         int f;
         try {
             f = (int) (long) MH$eventfd.invokeExact(0L, (long) (EFD_NONBLOCK | EFD_CLOEXEC), 0L, 0L);
@@ -55,7 +60,6 @@ public final class EventFd implements AutoCloseable {
             throw new AssertionError("eventfd", t);
         }
         if (f < 0) {
-            arena.close();
             throw new IOException("eventfd failed");
         }
         this.fd = f;
@@ -71,7 +75,7 @@ public final class EventFd implements AutoCloseable {
             return;
         }
         try {
-            long n = (long) MH$write.invokeExact((long) fd, one.address(), 8L, 0L);
+            long n = (long) MH$write.invokeExact((long) fd, ONE.address(), 8L, 0L);
             // n < 0 only with EAGAIN (the counter is near 2^64): it is readable anyway
         } catch (Throwable t) {
             throw new AssertionError("write(eventfd)", t);
@@ -81,7 +85,7 @@ public final class EventFd implements AutoCloseable {
     /** Makes the fd unreadable again (non-blocking: nothing to read is fine). */
     public void drain() {
         try {
-            long n = (long) MH$read.invokeExact((long) fd, sink.address(), 8L, 0L);
+            long n = (long) MH$read.invokeExact((long) fd, SINK.address(), 8L, 0L);
         } catch (Throwable t) {
             throw new AssertionError("read(eventfd)", t);
         }
@@ -98,6 +102,5 @@ public final class EventFd implements AutoCloseable {
         } catch (Throwable t) {
             throw new AssertionError("close(eventfd)", t);
         }
-        arena.close();
     }
 }

@@ -32,17 +32,17 @@ public final class Nap {
     private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
             .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
 
-    // one pollfd, errno and nap timespec per thread for PollSet.pollOne and sleepOnSet, freed by
+    // two pollfds, errno and nap timespec per thread for PollSet.pollOne and sleepOnSet, freed by
     // the GC with its thread
     private static final ThreadLocal<MemorySegment[]> ONE = ThreadLocal.withInitial(() -> {
         Arena a = Arena.ofAuto();
-        return new MemorySegment[] {a.allocate(8, 8), a.allocate(Linker.Option.captureStateLayout()), napTimespec(a)};
+        return new MemorySegment[] {a.allocate(16, 8), a.allocate(Linker.Option.captureStateLayout()), napTimespec(a)};
     });
 
     private Nap() {
     }
 
-    /** The current thread's {pollfd, errno, nap timespec}: no allocation after its first call. */
+    /** The current thread's {two pollfds, errno, nap timespec}: no allocation after its first call. */
     static MemorySegment[] perThread() {
         return ONE.get();
     }

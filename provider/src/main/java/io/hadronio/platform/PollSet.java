@@ -202,4 +202,53 @@ public final class PollSet implements AutoCloseable {
         }
         return Nap.readyOrEintr(n, one[1], "poll") == 0 ? 0 : m.get(JAVA_SHORT, 6);
     }
+
+    /** In what {@link #pollOne(int, short, EventFd, int)} returns: the wait was ended by its wake-up. Not a poll(2) event. */
+    public static final short WOKEN = 0x4000;
+
+    /**
+     * As {@link #pollOne(int, short, int)}, and until {@code wake} is signalled, which ends the
+     * wait early (and is drained here): a wait that another thread must be able to end, where
+     * nothing it does reaches {@code fd}. A virtual thread's wait also ends when it is unparked.
+     *
+     * @return {@code fd}'s revents, with {@link #WOKEN} when the wake-up ended the wait; 0 when
+     *         the time ran out (or a signal interrupted the wait)
+     */
+    public static short pollOne(int fd, short events, EventFd wake, int timeoutMillis) throws IOException {
+        MemorySegment[] one = Nap.perThread();
+        MemorySegment m = one[0];
+        m.set(JAVA_INT, 0, fd);
+        m.set(JAVA_SHORT, 4, events);
+        m.set(JAVA_SHORT, 6, (short) 0);
+        m.set(JAVA_INT, 8, wake.fd());
+        m.set(JAVA_SHORT, 12, POLLIN);
+        m.set(JAVA_SHORT, 14, (short) 0);
+        if (timeoutMillis != 0 && VirtualThreadParking.applies()) {
+            if (Nap.nap(one[1], m.address(), 2L, one[2]) == 0) {
+                VirtualThreadParking.parkUntilReady(fd, (events & POLLOUT) != 0, timeoutMillis);
+                wake.drain();
+                // parked: which of the fd, the unpark or the time ended it is not known; not a time-out
+                return (short) (pollOne(fd, events, 0) | WOKEN);
+            }
+        } else {
+            int n;
+            boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
+            try {
+                n = (int) (long) MH$poll.invokeExact(one[1], m.address(), 2L, (long) timeoutMillis, 0L);
+            } catch (Throwable t) {
+                throw new AssertionError("poll", t);
+            } finally {
+                CarrierCompensation.end(compensated);
+            }
+            if (Nap.readyOrEintr(n, one[1], "poll") == 0) {
+                return 0;
+            }
+        }
+        short revents = m.get(JAVA_SHORT, 6);
+        if (m.get(JAVA_SHORT, 14) != 0) {
+            wake.drain();
+            revents |= WOKEN;
+        }
+        return revents;
+    }
 }
