@@ -282,68 +282,7 @@ public final class LocalRendezvous {
     private void run() {
         while (true) {
             try {
-                Runnable task;
-                while ((task = tasks.poll()) != null) {
-                    task.run();
-                }
-                long now = System.nanoTime();
-                pollSet.clear();
-                pollSet.add(wake.fd(), PollSet.POLLIN);
-                listeners.retryWantedNames();
-                polledListeners.clear();
-                boolean wanted = listeners.addSockets(polledListeners);
-                for (UnixSeqpacket l : polledListeners) {
-                    pollSet.add(l.fd(), PollSet.POLLIN);
-                }
-                polledSessions.clear();
-                polledSessions.addAll(sessions);
-                for (Session s : polledSessions) {
-                    pollSet.add(s.socket.fd(), PollSet.POLLIN);
-                }
-                // the upgrade sessions (as many as upgraded connections) through their epoll set's fd
-                int upgradesAt = upgrades.polledCount() > 0 ? pollSet.add(upgrades.epollFd(), PollSet.POLLIN) : -1;
-                lastPollSize = pollSet.size();
-                lastPolledUpgradeSessions = upgrades.polledCount();
-                // a pass every 100 ms only while something has a deadline: most upgraded connections
-                // keep their session open until they close, and those wait for messages alone
-                boolean deadlines = wanted || !sessions.isEmpty() || upgrades.hasParked() || upgrades.anyOpenDeadline();
-                pollsStarted++;
-                // the deadlines are judged by when this poll began: a session expires only when no
-                // message of it had come by the end of a poll that began after its deadline, however
-                // long this thread is then held up before it gets to the deadlines
-                long pollBegan = System.nanoTime();
-                try {
-                    pollSet.poll(deadlines ? 100 : 1000);
-                } finally {
-                    pollsEnded = pollsStarted;
-                }
-                if (pollSet.revents(0) != 0) {
-                    wake.drain();
-                }
-                for (int i = 0; i < polledListeners.size(); i++) {
-                    if (pollSet.revents(1 + i) != 0 && polledListeners.get(i).fd() >= 0) {
-                        acceptAll(polledListeners.get(i));
-                    }
-                }
-                int base = 1 + polledListeners.size();
-                for (int i = 0; i < polledSessions.size(); i++) {
-                    if (pollSet.revents(base + i) != 0) {
-                        serve(polledSessions.get(i));
-                    }
-                }
-                if (upgradesAt >= 0 && pollSet.revents(upgradesAt) != 0) {
-                    upgrades.serveReady();
-                }
-                // after serving, and by the poll's start: a session whose message came while this
-                // thread was held up (a loaded machine, a slow listener's callback) is served at the
-                // next poll, not closed as idle (a client reads that as a refusal)
-                expireSessions(pollBegan);
-                upgrades.expire(pollBegan);
-                Runnable h = housekeeping;
-                if (h != null) {
-                    h.run();
-                }
-                purgeExpired(now);
+                pass();
             } catch (Throwable t) {
                 LOG.log(System.Logger.Level.ERROR, "hadroNIO rendezvous: unexpected error", t);
                 try {
@@ -353,6 +292,77 @@ public final class LocalRendezvous {
                 }
             }
         }
+    }
+
+    /**
+     * One pass: tasks, a poll of the wake-up fd, the listeners, the sessions and the upgrade
+     * sessions, what came, the deadlines. A method of its own so that the JIT compiles it: the loop
+     * turns once per connection's message or per 100 ms, too seldom to reach the backedge count of
+     * an on-stack compilation for minutes, and its body ran in the interpreter all that time.
+     */
+    private void pass() throws java.io.IOException {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            task.run();
+        }
+        long now = System.nanoTime();
+        pollSet.clear();
+        pollSet.add(wake.fd(), PollSet.POLLIN);
+        listeners.retryWantedNames();
+        polledListeners.clear();
+        boolean wanted = listeners.addSockets(polledListeners);
+        for (UnixSeqpacket l : polledListeners) {
+            pollSet.add(l.fd(), PollSet.POLLIN);
+        }
+        polledSessions.clear();
+        polledSessions.addAll(sessions);
+        for (Session s : polledSessions) {
+            pollSet.add(s.socket.fd(), PollSet.POLLIN);
+        }
+        // the upgrade sessions (as many as upgraded connections) through their epoll set's fd
+        int upgradesAt = upgrades.polledCount() > 0 ? pollSet.add(upgrades.epollFd(), PollSet.POLLIN) : -1;
+        lastPollSize = pollSet.size();
+        lastPolledUpgradeSessions = upgrades.polledCount();
+        // a pass every 100 ms only while something has a deadline: most upgraded connections
+        // keep their session open until they close, and those wait for messages alone
+        boolean deadlines = wanted || !sessions.isEmpty() || upgrades.hasParked() || upgrades.anyOpenDeadline();
+        pollsStarted++;
+        // the deadlines are judged by when this poll began: a session expires only when no
+        // message of it had come by the end of a poll that began after its deadline, however
+        // long this thread is then held up before it gets to the deadlines
+        long pollBegan = System.nanoTime();
+        try {
+            pollSet.poll(deadlines ? 100 : 1000);
+        } finally {
+            pollsEnded = pollsStarted;
+        }
+        if (pollSet.revents(0) != 0) {
+            wake.drain();
+        }
+        for (int i = 0; i < polledListeners.size(); i++) {
+            if (pollSet.revents(1 + i) != 0 && polledListeners.get(i).fd() >= 0) {
+                acceptAll(polledListeners.get(i));
+            }
+        }
+        int base = 1 + polledListeners.size();
+        for (int i = 0; i < polledSessions.size(); i++) {
+            if (pollSet.revents(base + i) != 0) {
+                serve(polledSessions.get(i));
+            }
+        }
+        if (upgradesAt >= 0 && pollSet.revents(upgradesAt) != 0) {
+            upgrades.serveReady();
+        }
+        // after serving, and by the poll's start: a session whose message came while this
+        // thread was held up (a loaded machine, a slow listener's callback) is served at the
+        // next poll, not closed as idle (a client reads that as a refusal)
+        expireSessions(pollBegan);
+        upgrades.expire(pollBegan);
+        Runnable h = housekeeping;
+        if (h != null) {
+            h.run();
+        }
+        purgeExpired(now);
     }
 
     private void acceptAll(UnixSeqpacket listener) throws IOException {

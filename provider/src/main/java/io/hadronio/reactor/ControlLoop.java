@@ -157,48 +157,58 @@ public final class ControlLoop implements Runnable, Reactor {
     public void run() {
         while (running) {
             try {
-                takeRequests();
-                long timeout = timeout();
-                if (timeout == 0) {
-                    // announce the open-ended sleep before the last look at the retry requests,
-                    // so that a thread adding one after that look sees the flag and wakes us
-                    sleepingUntilWoken = true;
-                    if (!anyRequest()) {
-                        selector.select();
-                    } else {
-                        selector.selectNow();
-                    }
-                    sleepingUntilWoken = false;
-                } else {
-                    selector.select(timeout);
-                }
-                Runnable task;
-                while ((task = tasks.poll()) != null) {
-                    task.run();
-                }
-                if (!afterDeregistration.isEmpty()) {
-                    // this selection has flushed the cancelled keys: their sockets are free now
-                    List<Runnable> ready = new ArrayList<>(afterDeregistration);
-                    afterDeregistration.clear();
-                    selector.selectNow();
-                    ready.forEach(Runnable::run);
-                }
-                Iterator<SelectionKey> it = selector.selectedKeys().iterator();
-                while (it.hasNext()) {
-                    SelectionKey key = it.next();
-                    it.remove();
-                    handle(key);
-                }
-                for (int i = 0; i < retrying.size(); i++) {
-                    retrying.get(i).retryAll();
-                }
-                tick();
-                expireDeadlines();
-                passes++;
+                turn();
             } catch (Throwable t) {
                 LOG.log(Level.ERROR, "hadroNIO control loop: unexpected error", t);
             }
         }
+    }
+
+    /**
+     * One turn of the loop: requests, a selection, tasks, ready keys, retries, ticks. A method of
+     * its own so that the JIT compiles it: a loop that turns a few hundred times a second (once per
+     * connection's event) would reach the backedge count of an on-stack compilation only after
+     * minutes, and ran its body in the interpreter all that time.
+     */
+    private void turn() throws java.io.IOException {
+        takeRequests();
+        long timeout = timeout();
+        if (timeout == 0) {
+            // announce the open-ended sleep before the last look at the retry requests,
+            // so that a thread adding one after that look sees the flag and wakes us
+            sleepingUntilWoken = true;
+            if (!anyRequest()) {
+                selector.select();
+            } else {
+                selector.selectNow();
+            }
+            sleepingUntilWoken = false;
+        } else {
+            selector.select(timeout);
+        }
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            task.run();
+        }
+        if (!afterDeregistration.isEmpty()) {
+            // this selection has flushed the cancelled keys: their sockets are free now
+            List<Runnable> ready = new ArrayList<>(afterDeregistration);
+            afterDeregistration.clear();
+            selector.selectNow();
+            ready.forEach(Runnable::run);
+        }
+        Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+        while (it.hasNext()) {
+            SelectionKey key = it.next();
+            it.remove();
+            handle(key);
+        }
+        for (int i = 0; i < retrying.size(); i++) {
+            retrying.get(i).retryAll();
+        }
+        tick();
+        expireDeadlines();
+        passes++;
     }
 
     /**
