@@ -12,6 +12,8 @@
 #   wakeup   wakeup() -> select() returning, from the selector's own thread and from another thread
 #            WAKEUP_DELAYS µs after the selector entered select() (spinning, asleep); one JVM on
 #            WAKEUP_CPUS, then one on core SERVER_CPU alone (p50/p99)
+#   connections  connections opened one after another, each used for REQUESTS blocking 64-byte round
+#            trips through the echo server and closed (connections/s, round trip and lifetime p50/p99)
 #   fetch    a FILE_BYTES file on /dev/shm served with FileChannel.transferTo into the accepted
 #            channel, the client reads and checks it (MB/s)
 #   upload   the client sends FILE_BYTES, the server stores them with FileChannel.transferFrom (MB/s)
@@ -25,9 +27,10 @@
 #
 # Environment:
 #   RUNS           interleaved rounds (default 3; medians of the rounds that succeeded)
-#   PATTERNS       which (default "handoff dispatch bulk wakeup fetch upload")
-#   WARMUP         unmeasured seconds (handoff, bulk, wakeup; default 5)
-#   DURATION       measured seconds (handoff; wakeup: each case; default 5)
+#   PATTERNS       which (default "handoff dispatch bulk wakeup connections fetch upload")
+#   WARMUP         unmeasured seconds (handoff, bulk, wakeup, connections; default 5)
+#   DURATION       measured seconds (handoff, connections; wakeup: each case; default 5)
+#   REQUESTS       connections: round trips per connection (default 100)
 #   SESSIONS, BULK_BYTES, CHUNK   bulk: sessions, bytes per session and pass, bytes per write
 #                  (default 4, 134217728, 65536); 3 measured passes
 #   FILE_BYTES     fetch/upload size (default 1073741824); 2 unmeasured and 3 measured transfers
@@ -47,9 +50,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/bench-common.sh"
 
 RUNS="${RUNS:-3}"
-PATTERNS="${PATTERNS:-handoff dispatch bulk wakeup fetch upload}"
+PATTERNS="${PATTERNS:-handoff dispatch bulk wakeup connections fetch upload}"
 WARMUP="${WARMUP:-5}"
 DURATION="${DURATION:-5}"
+REQUESTS="${REQUESTS:-100}"
 SESSIONS="${SESSIONS:-4}"
 BULK_BYTES="${BULK_BYTES:-134217728}"
 CHUNK="${CHUNK:-65536}"
@@ -95,7 +99,7 @@ run() {
   fi
   local client_pattern="$pattern"
   case "$pattern" in
-    handoff | bulk) server_pattern=echo ;;
+    handoff | bulk | connections) server_pattern=echo ;;
     dispatch) server_pattern=dispatch client_pattern=handoff ;;
     *) server_pattern=file ;;
   esac
@@ -116,6 +120,7 @@ run() {
   local args=(--warmup "$WARMUP" -d "$DURATION")
   case "$pattern" in
     bulk) args+=(--sessions "$SESSIONS" --bytes "$BULK_BYTES" --chunk "$CHUNK") ;;
+    connections) args+=(--requests "$REQUESTS") ;;
     fetch | upload) args=(--bytes "$FILE_BYTES") ;;
   esac
   java_bg "$cp" "$CLIENT_CPU" "$log" patterns -r "127.0.0.1:$port" --pattern "$client_pattern" "${args[@]}"
@@ -135,6 +140,11 @@ figures() {
     handoff | dispatch) echo "rt|round trips/s|pattern=handoff|per_s
 p50|round trip p50 µs|pattern=handoff|p50_us
 p99|round trip p99 µs|pattern=handoff|p99_us" ;;
+    connections) echo "cps|connections/s, $REQUESTS round trips each|pattern=connections|conn_per_s
+p50|round trip p50 µs|pattern=connections|p50_us
+p99|round trip p99 µs|pattern=connections|p99_us
+p999|round trip p99.9 µs|pattern=connections|p999_us
+life|connection's life p99 µs|pattern=connections|life_p99_us" ;;
     bulk) echo "mbs|MB/s echoed, $SESSIONS sessions x $BULK_BYTES B in $CHUNK-B writes|pattern=bulk|mb_per_s" ;;
     wakeup)
       local c d
@@ -212,7 +222,7 @@ main() {
   cd "$HADRONIO_ROOT"
   command -v taskset >/dev/null || die "taskset (util-linux) is needed"
   local p
-  for p in $PATTERNS; do [[ "$p" =~ ^(handoff|dispatch|bulk|wakeup|fetch|upload)$ ]] || die "unknown pattern '$p'"; done
+  for p in $PATTERNS; do [[ "$p" =~ ^(handoff|dispatch|bulk|wakeup|connections|fetch|upload)$ ]] || die "unknown pattern '$p'"; done
   if [ "$SKIP_BUILD" != 1 ]; then
     note "building (./mvnw -B -ntp -q package -DskipTests) ..."
     ./mvnw -B -ntp -q package -DskipTests || die "build failed"

@@ -60,6 +60,15 @@ class PatternsSmokeTest {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"jdk", "hadronio"})
+    void connectionsShouldEachGetEveryAnswerBack(String provider) throws Exception {
+        String port = server(provider, "echo");
+        String line = client(provider, "-r", "127.0.0.1:" + port, "--pattern", "connections", "--requests", "20",
+                "--warmup", "0.2", "-d", "0.5");
+        assertTrue(Double.parseDouble(field(line, "conn_per_s")) > 0, line);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"jdk", "hadronio"})
     void fetchAndUploadShouldMoveTheWholeFile(String provider) throws Exception {
         String bytes = String.valueOf((8 << 20) + 12345);
         Path file = dir.resolve("served.dat");

@@ -22,15 +22,16 @@ import picocli.CommandLine.Spec;
  * {@code hadronio patterns}: the shapes NIO frameworks and brokers give their I/O, as plain
  * NIO programs (issue 39): a request handed to an I/O thread and its answer handed back
  * ({@link HandoffBenchmark}), bulk writes queued by an application thread
- * ({@link BulkBenchmark}), one selector wakeup ({@link WakeupBenchmark}), and a file sent with
- * {@code transferTo} or stored with {@code transferFrom} ({@link FileTransferServer}).
+ * ({@link BulkBenchmark}), one selector wakeup ({@link WakeupBenchmark}), a file sent with
+ * {@code transferTo} or stored with {@code transferFrom} ({@link FileTransferServer}), and
+ * short-lived connections one after another ({@link ConnectionsBenchmark}).
  * DISABLE_HADRONIO=true runs it on the JDK's provider. Each client prints one {@code RESULT}
  * line per measurement.
  */
 @Command(name = "patterns", mixinStandardHelpOptions = true,
         description = {"Framework and broker I/O shapes as plain NIO programs, one RESULT line per measurement.",
-            "handoff|bulk: server -s --pattern echo (or dispatch: through an application thread), client -r HOST:PORT "
-                + "--pattern handoff|bulk.",
+            "handoff|bulk|connections: server -s --pattern echo (or dispatch: through an application thread), "
+                + "client -r HOST:PORT --pattern handoff|bulk|connections.",
             "fetch|upload: server -s --pattern file --file PATH --bytes N, client -r HOST:PORT --pattern fetch|upload.",
             "wakeup: one JVM, no server: --pattern wakeup."})
 public final class PatternsCommand implements Callable<Integer> {
@@ -46,6 +47,8 @@ public final class PatternsCommand implements Callable<Integer> {
         handoff,
         /** client: bulk writes queued by an application thread, echoed */
         bulk,
+        /** client: connections opened, used for --requests round trips and closed, one after another */
+        connections,
         /** client: FileChannel.transferTo on the server into the connection, counted here */
         fetch,
         /** client: sends bytes that the server stores with FileChannel.transferFrom */
@@ -69,12 +72,16 @@ public final class PatternsCommand implements Callable<Integer> {
     InetSocketAddress address;
 
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "5",
-            description = "handoff, bulk, wakeup: unmeasured seconds first (default: ${DEFAULT-VALUE}).")
+            description = "handoff, bulk, connections, wakeup: unmeasured seconds first (default: ${DEFAULT-VALUE}).")
     double warmup;
 
     @Option(names = {"-d", "--duration"}, paramLabel = "SECONDS", defaultValue = "5",
-            description = "handoff: measured seconds; wakeup: measured seconds of each case (default: ${DEFAULT-VALUE}).")
+            description = "handoff, connections: measured seconds; wakeup: measured seconds of each case (default: ${DEFAULT-VALUE}).")
     double duration;
+
+    @Option(names = "--requests", defaultValue = "100",
+            description = "connections: blocking 64-byte round trips per connection (default: ${DEFAULT-VALUE}).")
+    int requests;
 
     @Option(names = "--sessions", defaultValue = "4", description = "bulk: connections (default: ${DEFAULT-VALUE}).")
     int sessions;
@@ -120,6 +127,7 @@ public final class PatternsCommand implements Callable<Integer> {
             case file -> new FileTransferServer(file, bytes).serve(address);
             case handoff -> handoff();
             case bulk -> bulk();
+            case connections -> connections();
             case fetch -> transfer(FileTransferClient.fetch(role.remote, warmupPasses, passes));
             case upload -> transfer(FileTransferClient.upload(role.remote, bytes, warmupPasses, passes));
             case wakeup -> wakeup();
@@ -144,6 +152,21 @@ public final class PatternsCommand implements Callable<Integer> {
                 Transports.provider());
         result("bulk", String.format(Locale.ROOT, "sessions=%d chunk=%d mb_per_s=%.1f failures=%d transport=%s",
                 sessions, chunk, o.megabytesPerSecond(), o.failures(), o.transport()));
+    }
+
+    private void connections() throws Exception {
+        if (requests < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--requests must be at least 1, not " + requests);
+        }
+        ConnectionsBenchmark.Outcome o = ConnectionsBenchmark.run(role.remote, requests, warmup, duration);
+        System.out.printf(Locale.ROOT, "connections: %d of %d round trips of 64 bytes each, %.0f/s; round trip %s; "
+                + "connection %s; ended on %s (%s)%n", o.connections(), requests, o.connections() / o.seconds(),
+                o.roundTrips().describe(), o.lifetimes().describe(), o.transports(), Transports.provider());
+        LatencySummary life = o.lifetimes();
+        result("connections", String.format(Locale.ROOT,
+                "requests=%d conn_per_s=%.1f per_s=%.0f %s life_p50_us=%.1f life_p99_us=%.1f failures=%d transport=%s",
+                requests, o.connections() / o.seconds(), o.roundTrips().count() / o.seconds(), o.roundTrips().resultFields(),
+                life.p50Us(), life.p99Us(), o.failures(), o.transports()));
     }
 
     private void transfer(FileTransferClient.Outcome o) {
