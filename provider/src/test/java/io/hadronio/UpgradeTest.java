@@ -56,8 +56,10 @@ class UpgradeTest {
     static void start() {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
-        // no delay: every connection here tries to move
+        // no delay, and at the second write: every connection here tries to move at once (the
+        // tests of when a connection moves set their own)
         p.setProperty("hadronio.upgrade.delay", "0");
+        p.setProperty("hadronio.upgrade.writes", "1");
         // kernel TCP (what a connection between two users, or two versions, starts on):
         // LocalStreamTest and the cross-JVM tests cover the local stream's upgrade
         p.setProperty("hadronio.local.stream", "false");
@@ -226,6 +228,65 @@ class UpgradeTest {
         }
         assertEquals(slicesOut, io.hadronio.path.UpgradingKernelPath.waitSlicesOut(),
                 "blocking reads that waited a slice out while their peer answered at once");
+    }
+
+    /**
+     * A connection moves once it has made hadronio.upgrade.writes writes on its first path, or
+     * written 64 KiB: before that, a move would cost more than it could give back (a connection of
+     * a few requests is over first), so nothing starts it.
+     */
+    @Test
+    void shouldMoveOnlyAfterItsWritesOrA64KiBStream() throws Exception {
+        // 16 writes: none of them may start the move (the 17th may)
+        try (ServerSocketChannel server = movingAfterWrites(16).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = server.provider().openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                CompletableFuture<Long> echo = blockingEcho(server.accept(), 8);
+                ByteBuffer out = ByteBuffer.allocate(8);
+                ByteBuffer in = ByteBuffer.allocate(8);
+                for (long i = 0; i < 16; i++) {
+                    roundTrip(client, out, in, i);
+                }
+                Thread.sleep(200);
+                assertEquals("tcp", transport(client), "moved before its 17th write");
+                pingPongUntilUcx(client, Duration.ofSeconds(10));
+                client.shutdownOutput();
+                assertEquals(-1, client.read(in.clear()));
+                echo.get(30, TimeUnit.SECONDS);
+            }
+        }
+        // as good as no number of writes: 64 KiB written is what moves it
+        try (ServerSocketChannel server = movingAfterWrites(1_000_000_000).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = server.provider().openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                CompletableFuture<Long> echo = blockingEcho(server.accept(), 64 << 10);
+                ByteBuffer big = ByteBuffer.allocate(64 << 10);
+                while (big.hasRemaining()) {
+                    client.write(big);
+                }
+                ByteBuffer back = ByteBuffer.allocate(64 << 10);
+                while (back.hasRemaining()) {
+                    assertTrue(client.read(back) >= 0);
+                }
+                pingPongUntilUcx(client, Duration.ofSeconds(10));
+                client.shutdownOutput();
+                assertEquals(-1, client.read(ByteBuffer.allocate(8)));
+                echo.get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** Moves a connection once it made {@code writes} writes (or carried 64 KiB), 1 us after its connect. */
+    static HadronioProvider movingAfterWrites(int writes) {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        // 1 us (0 begins every move at the connect)
+        p.setProperty("hadronio.upgrade.delay", "1");
+        p.setProperty("hadronio.upgrade.writes", Integer.toString(writes));
+        p.setProperty("hadronio.local.stream", "false");
+        return new HadronioProvider(HadronioConfig.from(p));
     }
 
     /** A server that closes its listener right after accept: the connection still moves. */
@@ -888,10 +949,12 @@ class UpgradeTest {
     }
 
     /** A provider whose local connections open plain and may move to UCX {@code delayMillis} after their connect. */
+    /** Moves a connection at its second write once {@code delayMillis} (microseconds, in fact: hadronio.upgrade.delay) passed. */
     static HadronioProvider upgradingAfter(long delayMillis) {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
         p.setProperty("hadronio.upgrade.delay", Long.toString(delayMillis));
+        p.setProperty("hadronio.upgrade.writes", "1");
         p.setProperty("hadronio.local.stream", "false");
         return new HadronioProvider(HadronioConfig.from(p));
     }

@@ -79,6 +79,12 @@ class AsyncCloseTest extends ItSupport {
         try (ChildJvm quiet = ChildJvm.withProvider("server")) {
             SocketChannel ch = command(quiet.port(), 'Q', 0);
             quiet.expect("QUIET");
+            // 64 KiB first (the socket takes them): in upgrade mode the big write then starts the
+            // connection's move (hadronio.upgrade.writes) and blocks in hadroNIO's own wait
+            ByteBuffer first = ByteBuffer.allocate(64 << 10);
+            while (first.hasRemaining()) {
+                ch.write(first);
+            }
             Task<Integer> writer = start("writer", () -> ch.write(ByteBuffer.allocate(16 << 20)));
             awaitBlockedIn(writer.thread(), ItSupport::hadronioWait);
             ch.close();

@@ -39,6 +39,13 @@ import java.util.TreeMap;
  *                         may start its upgrade, in microseconds; it starts at a later write than the first
  *                         after that, or once 64 KiB were read (default 1000: a connection closed sooner, or one
  *                         that sends one request and reads its answer, costs nothing for it)
+ * @param upgradeWrites    {@code hadronio.upgrade.writes}: writes a client's connection makes on its first path
+ *                         before its upgrade may start, unless it wrote or read 64 KiB (default 128; 1: at its
+ *                         second write). A move costs about as much as a hundred small round trips gain on UCX, so
+ *                         a connection moves once it has spent that much on its first path, as one rents skis
+ *                         until their price is spent (never more than twice the better choice, whatever the
+ *                         connection's length): short request/response connections never move
+ *                         (docs/benchmarks/patterns.md)
  * @param hugePagesBytes   {@code hadronio.hugepages}: at most this many bytes of connections' send and receive areas
  *                         lie in transparent huge pages, which makes large messages over shared memory faster; a
  *                         2 MiB page is resident as a whole once touched (default 32m; 0 turns it off;
@@ -54,7 +61,8 @@ import java.util.TreeMap;
 public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int workers, Polling polling,
                              long spinMicros, boolean spinYields, int handshakeMillis, Map<String, String> ucx,
                              java.nio.file.Path secretFile, java.util.List<Cidr> remoteNetworks, int detectMillis,
-                             boolean kernelTcp, boolean upgrade, long upgradeDelayMicros, long hugePagesBytes,
+                             boolean kernelTcp, boolean upgrade, long upgradeDelayMicros, int upgradeWrites,
+                             long hugePagesBytes,
                              long sendBufferBytes, boolean localStream) {
 
     /** {@code hadronio.upgrade.delay} in nanoseconds. */
@@ -158,6 +166,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
                 bool(p, "hadronio.kernel.tcp", true),
                 bool(p, "hadronio.upgrade", true),
                 number(p, "hadronio.upgrade.delay", 1000, 0, 60_000_000),
+                (int) number(p, "hadronio.upgrade.writes", 128, 1, 1_000_000_000),
                 size(p, "hadronio.hugepages", 32L << 20, 0, 1L << 40),
                 size(p, "hadronio.send.buffer", 2L << 20, 0, 1L << 30),
                 bool(p, "hadronio.local.stream", true));
@@ -225,6 +234,7 @@ public record HadronioConfig(boolean enabled, int sliceSize, int sliceCount, int
             Map.entry("hadronio.kernel.tcp", "true|false"),
             Map.entry("hadronio.upgrade", "true|false"),
             Map.entry("hadronio.upgrade.delay", "microseconds"),
+            Map.entry("hadronio.upgrade.writes", "1..1000000000"),
             Map.entry("hadronio.local.stream", "true|false"),
             Map.entry("hadronio.hugepages", "bytes, 0 (off) or more"),
             Map.entry("hadronio.send.buffer", "bytes, 0..1024m")));

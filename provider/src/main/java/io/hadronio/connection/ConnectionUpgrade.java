@@ -34,8 +34,10 @@ import static io.hadronio.connection.LifecycleTable.*;
  * (a leaf). {@code toString} reads the counts without a lock (diagnostics).
  */
 public final class ConnectionUpgrade {
-    // raw input that makes a connection worth upgrading when its client only reads (a stream)
+    // raw input that makes a connection worth upgrading when its client only reads (a stream), and
+    // raw output that does whatever the number of writes that carried it
     private static final long UPGRADE_AFTER_READING = 64 * 1024;
+    private static final long UPGRADE_AFTER_WRITING = 64 * 1024;
 
     private final ConnectionLifecycle life;
     private final ConnectionControl reactor;
@@ -49,8 +51,10 @@ public final class ConnectionUpgrade {
     // raw bytes the peer sent before its switch (valid with IN_LIMIT) and we consumed (under rawInput)
     private volatile long rawLimit = -1;
     private long rawConsumed;
-    // raw bytes we wrote (writers only, under the channel's write lock); frozen by the switch
+    // raw bytes we wrote, and the writes that carried them (writers only, under the channel's write
+    // lock); frozen by the switch
     private long rawWritten;
+    private long rawWrites;
     private volatile long switchedAt = -1;
     // the channel's "move an idle output now" (it needs the channel's write lock), or null
     private volatile Runnable idleOutputSwitch;
@@ -215,7 +219,10 @@ public final class ConnectionUpgrade {
 
     /** Raw bytes a writer handed to the kernel (under the channel's write lock). */
     public void wrote(long n) {
-        rawWritten += n;
+        if (n > 0) {
+            rawWritten += n;
+            rawWrites++;
+        }
     }
 
     /**
@@ -298,10 +305,17 @@ public final class ConnectionUpgrade {
 
     // ---- when a client's upgrade begins ------------------------------------------------------
 
-    /** Client, candidate: a write that is not the connection's first, with the upgrade's delay past. */
+    /**
+     * Client, candidate: a write after {@link SwitchSession#writesBeforeMove} others (or after 64 KiB
+     * written), with the upgrade's delay past. A move costs about what a hundred small round trips
+     * gain on UCX: a connection of a hundred requests is over before the move pays for itself, and
+     * on its local stream it answers more of them a second than moving (docs/benchmarks/patterns.md).
+     */
     public boolean dueAtWrite() {
         SwitchSession u = session;
-        return u != null && rawWritten > 0 && (life.word() & (UPGRADABLE | UPGRADE_OFF)) == 0 && u.due();
+        return u != null && rawWritten > 0
+                && (rawWrites >= u.writesBeforeMove() || rawWritten >= UPGRADE_AFTER_WRITING)
+                && (life.word() & (UPGRADABLE | UPGRADE_OFF)) == 0 && u.due();
     }
 
     /** Client, candidate: 64 KiB read, with the upgrade's delay past. */

@@ -11,6 +11,9 @@ public interface SwitchSession {
     /** Client: the upgrade's delay since the connect has passed and it has not begun. */
     boolean due();
 
+    /** Client: writes the connection makes on its first path before its upgrade may begin, unless it carried 64 KiB. */
+    int writesBeforeMove();
+
     /** Client: begins the upgrade once it is due (any thread; once). */
     void poke();
 

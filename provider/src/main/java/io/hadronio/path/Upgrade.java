@@ -174,6 +174,11 @@ public final class Upgrade implements UpgradeSession.Handler, SwitchSession {
      * later operations ask nothing).
      */
     @Override
+    public int writesBeforeMove() {
+        return runtime.config().upgradeWrites();
+    }
+
+    @Override
     public boolean due() {
         return armed && System.nanoTime() - dueAt >= 0 && runtimeStarted();
     }

@@ -58,8 +58,10 @@ class JfrEventsTest {
         int nettyServerPort;
         long nettyBytes;
         int plainPort;
+        // the workload's connections make tens of writes: they move at their second
+        // (hadronio.upgrade.writes), so that the recording has moves beside plain connections
         try (ChildJvm child = ChildJvm.start(ObservedWorkload.class, List.of(
-                "-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER,
+                "-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER, "-Dhadronio.upgrade.writes=1",
                 "-XX:StartFlightRecording:filename=" + defaults + ",settings=default",
                 "-XX:StartFlightRecording:filename=" + all + ",settings=default,"
                         + "+io.hadronio.SocketRead#threshold=0 ms,+io.hadronio.SocketWrite#threshold=0 ms"))) {

@@ -52,9 +52,11 @@ class SsCommandTest {
 
     @Test
     void shouldListEveryConnectionOfAJvmWithItsPathAndReason() throws Exception {
+        // the workload's connections make tens of writes: they move at their second
+        // (hadronio.upgrade.writes), so that the listing has moved ones beside plain ones
         try (ChildJvm child = ChildJvm.start(ObservedWorkload.class, List.of(
                 "-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER, "-Dhadronio.upgrade=true",
-                "-Dhadronio.local.stream=true"), "hold")) {
+                "-Dhadronio.local.stream=true", "-Dhadronio.upgrade.writes=1"), "hold")) {
             int blocking = Integer.parseInt(child.expect("BLOCKING ").split(" ")[0]);
             int plain = Integer.parseInt(child.expect("PLAIN ").split(" ")[0]);
             int local = Integer.parseInt(child.expect("LOCAL ").split(" ")[0]);
