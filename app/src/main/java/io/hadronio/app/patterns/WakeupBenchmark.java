@@ -65,6 +65,9 @@ final class WakeupBenchmark implements AutoCloseable {
      * {@code wakeup()} until the selector's thread has returned from {@code select()}.
      */
     LatencySummary other(long delayMicros, double seconds) throws Exception {
+        // a wakeup left from the case before (its last hop's, or its stop's) would make the first
+        // select return by itself and put the selector's thread a hop ahead of this one
+        selector.selectNow();
         Hops hops = new Hops(selector);
         Thread t = new Thread(hops, "selector");
         t.setDaemon(true);
@@ -74,11 +77,14 @@ final class WakeupBenchmark implements AutoCloseable {
         long end = System.nanoTime() + (long) (seconds * 1e9);
         long delay = delayMicros * 1000;
         for (long hop = 1; System.nanoTime() < end; hop++) {
-            // the selector's thread is about to select for this hop
-            while (hops.entering != hop) {
+            // the selector's thread is about to select for this hop (or a later one: a select may
+            // return by itself, and waiting for this hop's number would then wait for ever)
+            long entering;
+            while ((entering = hops.entering) < hop) {
                 hops.check(t);
                 Thread.yield();
             }
+            hop = entering;
             long t0 = hops.enteredAt + delay;
             if (delay >= 200_000) {
                 LockSupport.parkNanos(t0 - System.nanoTime() - 100_000);
@@ -88,7 +94,7 @@ final class WakeupBenchmark implements AutoCloseable {
                 Thread.onSpinWait();
             }
             selector.wakeup();
-            while (hops.returned != hop) {
+            while (hops.returned < hop) {
                 hops.check(t);
                 Thread.yield();
             }
