@@ -278,15 +278,9 @@ class UpgradeTest {
         }
     }
 
-    /** Moves a connection once it made {@code writes} writes (or carried 64 KiB), 1 us after its connect. */
+    /** Moves a connection once it made {@code writes} writes (or carried 64 KiB), 1 us after its connect (0 would begin every move at the connect). */
     static HadronioProvider movingAfterWrites(int writes) {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
-        // 1 us (0 begins every move at the connect)
-        p.setProperty("hadronio.upgrade.delay", "1");
-        p.setProperty("hadronio.upgrade.writes", Integer.toString(writes));
-        p.setProperty("hadronio.local.stream", "false");
-        return new HadronioProvider(HadronioConfig.from(p));
+        return upgradeProvider(1, writes);
     }
 
     /** A server that closes its listener right after accept: the connection still moves. */
@@ -949,12 +943,17 @@ class UpgradeTest {
     }
 
     /** A provider whose local connections open plain and may move to UCX {@code delayMillis} after their connect. */
-    /** Moves a connection at its second write once {@code delayMillis} (microseconds, in fact: hadronio.upgrade.delay) passed. */
-    static HadronioProvider upgradingAfter(long delayMillis) {
+    /** Moves a connection at its second write once {@code delayMicros} (hadronio.upgrade.delay) passed. */
+    static HadronioProvider upgradingAfter(long delayMicros) {
+        return upgradeProvider(delayMicros, 1);
+    }
+
+    /** Upgrade mode on kernel TCP, moving after {@code delayMicros} and {@code writes} writes. */
+    static HadronioProvider upgradeProvider(long delayMicros, int writes) {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
-        p.setProperty("hadronio.upgrade.delay", Long.toString(delayMillis));
-        p.setProperty("hadronio.upgrade.writes", "1");
+        p.setProperty("hadronio.upgrade.delay", Long.toString(delayMicros));
+        p.setProperty("hadronio.upgrade.writes", Integer.toString(writes));
         p.setProperty("hadronio.local.stream", "false");
         return new HadronioProvider(HadronioConfig.from(p));
     }

@@ -34,10 +34,9 @@ import static io.hadronio.connection.LifecycleTable.*;
  * (a leaf). {@code toString} reads the counts without a lock (diagnostics).
  */
 public final class ConnectionUpgrade {
-    // raw input that makes a connection worth upgrading when its client only reads (a stream), and
-    // raw output that does whatever the number of writes that carried it
-    private static final long UPGRADE_AFTER_READING = 64 * 1024;
-    private static final long UPGRADE_AFTER_WRITING = 64 * 1024;
+    // raw bytes, read or written, that make a connection worth upgrading whatever the number of
+    // writes that carried them (a stream)
+    private static final long UPGRADE_AFTER_BYTES = 64 * 1024;
 
     private final ConnectionLifecycle life;
     private final ConnectionControl reactor;
@@ -160,7 +159,7 @@ public final class ConnectionUpgrade {
     /** A raw read took {@code n} bytes (under {@link #lock}). */
     public void consumed(long n) {
         rawConsumed += n;
-        if (rawConsumed >= UPGRADE_AFTER_READING) {
+        if (rawConsumed >= UPGRADE_AFTER_BYTES) {
             // a client that only reads upgrades once a stream came; one that reads a single
             // answer (and is about to close) does not
             used();
@@ -313,15 +312,15 @@ public final class ConnectionUpgrade {
      */
     public boolean dueAtWrite() {
         SwitchSession u = session;
-        return u != null && rawWritten > 0
-                && (rawWrites >= u.writesBeforeMove() || rawWritten >= UPGRADE_AFTER_WRITING)
+        // writesBeforeMove() is at least 1: never the connection's first write
+        return u != null && (rawWrites >= u.writesBeforeMove() || rawWritten >= UPGRADE_AFTER_BYTES)
                 && (life.word() & (UPGRADABLE | UPGRADE_OFF)) == 0 && u.due();
     }
 
     /** Client, candidate: 64 KiB read, with the upgrade's delay past. */
     public boolean dueAtRead() {
         SwitchSession u = session;
-        return u != null && rawConsumed >= UPGRADE_AFTER_READING && (life.word() & (UPGRADABLE | UPGRADE_OFF)) == 0
+        return u != null && rawConsumed >= UPGRADE_AFTER_BYTES && (life.word() & (UPGRADABLE | UPGRADE_OFF)) == 0
                 && u.due();
     }
 

@@ -191,16 +191,7 @@ public final class PollSet implements AutoCloseable {
             VirtualThreadParking.parkUntilReady(fd, (events & POLLOUT) != 0, timeoutMillis);
             timeoutMillis = 0;
         }
-        int n;
-        boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
-        try {
-            n = (int) (long) MH$poll.invokeExact(one[1], m.address(), 1L, (long) timeoutMillis, 0L);
-        } catch (Throwable t) {
-            throw new AssertionError("poll", t);
-        } finally {
-            CarrierCompensation.end(compensated);
-        }
-        return Nap.readyOrEintr(n, one[1], "poll") == 0 ? 0 : m.get(JAVA_SHORT, 6);
+        return pollPerThread(one, 1, timeoutMillis) == 0 ? 0 : m.get(JAVA_SHORT, 6);
     }
 
     /** In what {@link #pollOne(int, short, EventFd, int)} returns: the wait was ended by its wake-up. Not a poll(2) event. */
@@ -231,16 +222,7 @@ public final class PollSet implements AutoCloseable {
                 return (short) (pollOne(fd, events, 0) | WOKEN);
             }
         } else {
-            int n;
-            boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
-            try {
-                n = (int) (long) MH$poll.invokeExact(one[1], m.address(), 2L, (long) timeoutMillis, 0L);
-            } catch (Throwable t) {
-                throw new AssertionError("poll", t);
-            } finally {
-                CarrierCompensation.end(compensated);
-            }
-            if (Nap.readyOrEintr(n, one[1], "poll") == 0) {
+            if (pollPerThread(one, 2, timeoutMillis) == 0) {
                 return 0;
             }
         }
@@ -250,5 +232,22 @@ public final class PollSet implements AutoCloseable {
             revents |= WOKEN;
         }
         return revents;
+    }
+
+    /**
+     * {@code poll(2)} over the first {@code n} pollfds of the thread's segments ({@link Nap#perThread}),
+     * in a {@link CarrierCompensation} bracket when it may block; the number ready, 0 on timeout or EINTR.
+     */
+    private static int pollPerThread(MemorySegment[] one, long n, int timeoutMillis) throws IOException {
+        int r;
+        boolean compensated = timeoutMillis != 0 && CarrierCompensation.begin();
+        try {
+            r = (int) (long) MH$poll.invokeExact(one[1], one[0].address(), n, (long) timeoutMillis, 0L);
+        } catch (Throwable t) {
+            throw new AssertionError("poll", t);
+        } finally {
+            CarrierCompensation.end(compensated);
+        }
+        return Nap.readyOrEintr(r, one[1], "poll");
     }
 }
