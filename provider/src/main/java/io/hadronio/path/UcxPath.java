@@ -12,8 +12,10 @@ import java.nio.channels.ClosedChannelException;
  * A direction on UCX: the connection's {@link Connection} (receive slices, send slots,
  * credits) in the channel's blocking mode. A blocking call waits on the connection's worker
  * ({@link Connection#await}) inside the channel's {@code begin}/{@code end} brackets, so that an
- * interrupt or a close from another thread ends it; a non-blocking one that a close overtook
- * throws {@link AsynchronousCloseException}, as the JDK's channels do.
+ * interrupt or a close from another thread ends it. A call that a close overtook returns the
+ * bytes it moved, if any, and throws {@link AsynchronousCloseException} if none, as the JDK's
+ * socket channel does (its {@code end(n > 0)}): a blocking write closed half-way returns what it
+ * wrote, and the buffer's position says the same.
  */
 public final class UcxPath implements DataPath {
     private final ConnectionLifecycle life;
@@ -40,10 +42,11 @@ public final class UcxPath implements DataPath {
             return -1;
         }
         if (!io.isBlocking()) {
+            long n = 0;
             try {
-                return c.read(dsts, offset, length);
+                return n = c.read(dsts, offset, length);
             } finally {
-                if (!io.isOpen()) {
+                if (n <= 0 && !io.isOpen()) {
                     throw new AsynchronousCloseException();
                 }
             }
@@ -81,7 +84,7 @@ public final class UcxPath implements DataPath {
             }
             return n;
         } finally {
-            io.end(n != 0);
+            io.end(n > 0);
         }
     }
 
@@ -93,10 +96,11 @@ public final class UcxPath implements DataPath {
             throw new ClosedChannelException();
         }
         if (!io.isBlocking()) {
+            long n = 0;
             try {
-                return c.write(srcs, offset, length, true);
+                return n = c.write(srcs, offset, length, true);
             } finally {
-                if (!io.isOpen()) {
+                if (n <= 0 && !io.isOpen()) {
                     throw new AsynchronousCloseException();
                 }
             }
@@ -118,7 +122,6 @@ public final class UcxPath implements DataPath {
     private long writeWaiting(Connection c, ByteBuffer[] srcs, int offset, int length, long taken, boolean first)
             throws IOException {
         long total = taken;
-        boolean completed = false;
         try {
             io.begin();
             if (first) {
@@ -131,10 +134,9 @@ public final class UcxPath implements DataPath {
                 }
                 total += c.write(srcs, offset, length, false);
             }
-            completed = !Connection.hasRemaining(srcs, offset, length);
             return total;
         } finally {
-            io.end(completed);
+            io.end(total > 0);
         }
     }
 }

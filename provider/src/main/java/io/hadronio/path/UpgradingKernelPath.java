@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -155,7 +156,8 @@ public final class UpgradingKernelPath implements DataPath {
             }
         } finally {
             if (blocking) {
-                io.end(n != 0);
+                // (as the JDK's: a call that moved bytes completed, whatever came after them)
+                io.end(n > 0);
             }
         }
     }
@@ -169,7 +171,6 @@ public final class UpgradingKernelPath implements DataPath {
         life.upgrade().wroteBefore();
         boolean blocking = io.isBlocking();
         long total = 0;
-        boolean completed = false;
         try {
             if (blocking) {
                 io.begin();
@@ -184,17 +185,27 @@ public final class UpgradingKernelPath implements DataPath {
                     total += n;
                 }
                 if (!blocking || !Connection.hasRemaining(srcs, offset, length)) {
-                    completed = true;
                     return total;
                 }
                 if (!io.isOpen()) {
                     return total;
                 }
                 await(PollSet.POLLOUT, Long.MAX_VALUE);
+                if (!io.isOpen()) {
+                    // a close woke us: the socket may be gone already
+                    return total;
+                }
             }
+        } catch (ClosedChannelException e) {
+            if (total > 0) {
+                // the close came between our check and the socket's write
+                return total;
+            }
+            throw e;
         } finally {
             if (blocking) {
-                io.end(completed);
+                // a close that overtook a write which moved bytes returns their count, as the JDK's does
+                io.end(total > 0);
             }
         }
     }
