@@ -278,6 +278,41 @@ class UpgradeTest {
         }
     }
 
+    /**
+     * A connection whose move begins long after its accept still moves: a client begins once the
+     * connection carried traffic, which a slow one reaches late (128 writes at a few a second),
+     * so the server's side waits for its session as long as the connection is open. Here the
+     * move begins three handshake timeouts after the connect; a server that gave up after one
+     * kept the connection on the kernel for good.
+     */
+    @Test
+    void shouldMoveAConnectionWhoseMoveBeginsLongAfterItsAccept() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        p.setProperty("hadronio.handshake.timeout", "300");
+        p.setProperty("hadronio.upgrade.delay", "900000");
+        p.setProperty("hadronio.upgrade.writes", "1");
+        p.setProperty("hadronio.local.stream", "false");
+        HadronioProvider slow = new HadronioProvider(HadronioConfig.from(p));
+        try (ServerSocketChannel server = slow.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(LOOPBACK, 0));
+            try (SocketChannel client = slow.openSocketChannel()) {
+                client.connect(server.getLocalAddress());
+                CompletableFuture<Long> echo = blockingEcho(server.accept(), 8);
+                ByteBuffer out = ByteBuffer.allocate(8);
+                ByteBuffer in = ByteBuffer.allocate(8);
+                roundTrip(client, out, in, 0);
+                roundTrip(client, out, in, 1);
+                assertEquals("tcp", transport(client));
+                Thread.sleep(1000);
+                pingPongUntilUcx(client, Duration.ofSeconds(10));
+                client.shutdownOutput();
+                assertEquals(-1, client.read(in.clear()));
+                echo.get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     /** Moves a connection once it made {@code writes} writes (or carried 64 KiB), 1 us after its connect (0 would begin every move at the connect). */
     static HadronioProvider movingAfterWrites(int writes) {
         return upgradeProvider(1, writes);

@@ -25,7 +25,7 @@ public enum Fallback {
      * {@code hadronio.upgrade.delay} passed, or once it has read 64 KiB.
      */
     UPGRADE_NOT_TRIGGERED("upgrade-not-triggered",
-            "the move to UCX has not begun (it begins at a write after hadronio.upgrade.delay and hadronio.upgrade.writes earlier writes, or after 64 KiB written or read)"),
+            "the move to UCX has not begun (the client begins it at a write after hadronio.upgrade.delay and hadronio.upgrade.writes earlier writes, or after 64 KiB written or read; a client without hadroNIO never does)"),
     /** The upgrade began and broke off before a direction switched. */
     UPGRADE_FAILED("upgrade-failed", "the move to UCX failed"),
     /** The eager handshake failed (refused, reset, timed out, broken). */

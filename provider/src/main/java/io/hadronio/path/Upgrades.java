@@ -41,8 +41,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
     }
     private long nextPurge;
 
-    private record Accepted(ConnectionLifecycle life, InetAddress client, long deadline,
-                            RendezvousListeners.Hold hold) {
+    private record Accepted(ConnectionLifecycle life, InetAddress client, RendezvousListeners.Hold hold) {
     }
 
     /**
@@ -84,7 +83,12 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
 
     /**
      * Server: the application accepted a local connection (the lifecycle is open and plain);
-     * it waits (up to the handshake timeout) for its session, and converts when that comes.
+     * it waits for its session as long as it is open, and converts when that comes. A client
+     * begins its move once the connection has carried traffic ({@code hadronio.upgrade.writes}),
+     * which a connection of a few requests a second reaches only after minutes: a wait bounded
+     * by the handshake timeout kept such connections on the kernel for good. Waiting costs an
+     * entry here (and, once the listener closed, its rendezvous name stays held); the channel
+     * itself stays plain meanwhile.
      */
     public void accepted(ConnectionLifecycle life, InetSocketAddress client, int serverPort) {
         Upgrade upgrade = Upgrade.server(runtime, life);
@@ -122,7 +126,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
     /** The accepted connection waits for its session (under this). */
     private void awaitSession(ConnectionLifecycle life, InetAddress client, int k, int serverPort) {
         RendezvousListeners.Hold hold = runtime.peers().rendezvous().hold(serverPort);
-        Accepted earlier = accepted.put(k, new Accepted(life, client, System.nanoTime() + expiryNanos, hold));
+        Accepted earlier = accepted.put(k, new Accepted(life, client, hold));
         if (earlier != null) {
             // an earlier connection from the same port (closed, or from another local
             // address) loses its place: its hold goes with it, or the name stays held
@@ -219,7 +223,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         }
     }
 
-    /** Drops entries whose other half never came (under this). */
+    /** Drops the entries of accepted connections that closed before their session came (under this). */
     private void purge() {
         long now = System.nanoTime();
         if (now - nextPurge < 0) {
@@ -228,7 +232,7 @@ public final class Upgrades implements LocalRendezvous.UpgradeListener {
         nextPurge = now + Math.min(expiryNanos / 4, TimeUnit.MILLISECONDS.toNanos(250));
         for (Iterator<Accepted> it = accepted.values().iterator(); it.hasNext(); ) {
             Accepted a = it.next();
-            if (now - a.deadline > 0 || a.life.state() != ConnectionLifecycle.OPEN) {
+            if (a.life.state() != ConnectionLifecycle.OPEN) {
                 it.remove();
                 drop(a);
             }
