@@ -19,7 +19,8 @@
 #   stream     one connection, "blocking benchmark throughput -l 65536" (64 KiB streaming)
 #   idle1000   1,000 connections from one client (one Selector) to the Selector echo server
 #              ("load --mode nonblocking -c 1000 --rate 1000": each connection sends a 64-byte request
-#              about once a second, so that every one of them carries traffic and moves to UCX)
+#              about once a second after a closed-loop warm-up, which takes most of them past the 128
+#              writes that move a connection to UCX; JAVA_OPTS=-Dhadronio.upgrade.writes=1 moves all)
 #
 # Environment:
 #   RUNS        rounds (default 3)
