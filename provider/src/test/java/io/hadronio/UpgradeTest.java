@@ -287,12 +287,8 @@ class UpgradeTest {
      */
     @Test
     void shouldMoveAConnectionWhoseMoveBeginsLongAfterItsAccept() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
+        Properties p = upgradeProperties(900_000, 1);
         p.setProperty("hadronio.handshake.timeout", "300");
-        p.setProperty("hadronio.upgrade.delay", "900000");
-        p.setProperty("hadronio.upgrade.writes", "1");
-        p.setProperty("hadronio.local.stream", "false");
         HadronioProvider slow = new HadronioProvider(HadronioConfig.from(p));
         try (ServerSocketChannel server = slow.openServerSocketChannel()) {
             server.bind(new InetSocketAddress(LOOPBACK, 0));
@@ -985,12 +981,17 @@ class UpgradeTest {
 
     /** Upgrade mode on kernel TCP, moving after {@code delayMicros} and {@code writes} writes. */
     static HadronioProvider upgradeProvider(long delayMicros, int writes) {
+        return new HadronioProvider(HadronioConfig.from(upgradeProperties(delayMicros, writes)));
+    }
+
+    /** The properties of {@link #upgradeProvider}, for a test that sets more. */
+    static Properties upgradeProperties(long delayMicros, int writes) {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
         p.setProperty("hadronio.upgrade.delay", Long.toString(delayMicros));
         p.setProperty("hadronio.upgrade.writes", Integer.toString(writes));
         p.setProperty("hadronio.local.stream", "false");
-        return new HadronioProvider(HadronioConfig.from(p));
+        return p;
     }
 
     /** Writes all of {@code bytes} on a pool thread (blocking), which it names in {@code writer} first. */
