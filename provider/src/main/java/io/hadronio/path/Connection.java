@@ -532,7 +532,8 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
     }
 
     /**
-     * For the control loop: progress, and send the waiting message once a credit came,
+     * For the control loop: progress (once per pass for all the connections of the group,
+     * {@link WorkerGroup#progressForControl}), and send the waiting message once a credit came,
      * so that bytes a blocking write accepted leave even if the application calls in no
      * more ({@link FlushWatch}). Returns true while bytes still wait or a send is in flight.
      */
@@ -544,7 +545,7 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
                 // a closing connection's held-back bytes are sent by its close (sendsComplete)
                 return false;
             }
-            group.progressLocked();
+            group.progressForControl();
             tx.flushPending();
             rx.returnCredits(false);
             return tx.holdsBytes() || tx.sendsInFlight() || rx.creditsOwed();

@@ -355,7 +355,8 @@ final class SendSlots {
      * next uses the slot releases the request and sees how it ended.
      */
     boolean sendsInFlight() {
-        return requests != null && Requests.anyInFlight(worker, requests);
+        // inFlight counts the slots that hold a request: none, and there is nothing to ask UCX
+        return inFlight > 0 && Requests.anyInFlight(worker, requests);
     }
 
     /** Whether bytes wait in their slots for a credit. Under the lock. */

