@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -114,6 +115,65 @@ class HotPathAllocationTest {
                 assertEquals(0, quietest, "bytes allocated on the client thread per window of " + WINDOW
                         + " round trips: " + java.util.Arrays.toString(perWindow));
                 echo.get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void shouldNotAllocatePerKeyInSelectionsThroughTheSelectedKeySet() throws Exception {
+        // eight writable keys: every selection puts all of them in the selected-key set, and the
+        // loop takes them out as Netty's does when it cannot swap the set (iterator, next, remove)
+        int pairs = 4;
+        List<SocketChannel> channels = new java.util.ArrayList<>();
+        try (ServerSocketChannel server = provider.openServerSocketChannel();
+             java.nio.channels.Selector selector = provider.openSelector()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            try {
+                for (int p = 0; p < pairs; p++) {
+                    SocketChannel client = provider.openSocketChannel();
+                    channels.add(client);
+                    client.connect(server.getLocalAddress());
+                    SocketChannel peer = server.accept();
+                    channels.add(peer);
+                }
+                for (SocketChannel c : channels) {
+                    c.configureBlocking(false);
+                    c.register(selector, java.nio.channels.SelectionKey.OP_WRITE);
+                }
+                long[] perWindow = new long[WINDOWS];
+                long before = 0;
+                long keysHandled = 0;
+                for (int i = 0; i < WARMUP + MEASURED; i++) {
+                    if (i >= WARMUP && (i - WARMUP) % WINDOW == 0) {
+                        long now = allocatedBytes();
+                        if (i > WARMUP) {
+                            perWindow[(i - WARMUP) / WINDOW - 1] = now - before;
+                        }
+                        before = now;
+                    }
+                    if ((i & 1) == 0) {
+                        selector.selectNow();
+                    } else {
+                        selector.select();
+                    }
+                    java.util.Iterator<java.nio.channels.SelectionKey> it = selector.selectedKeys().iterator();
+                    while (it.hasNext()) {
+                        it.next();
+                        it.remove();
+                        keysHandled++;
+                    }
+                }
+                perWindow[WINDOWS - 1] = allocatedBytes() - before;
+                System.out.println("allocated per window of selections through the set: " + java.util.Arrays.toString(perWindow));
+                assertEquals(2L * pairs * (WARMUP + MEASURED), keysHandled);
+                long quietest = java.util.Arrays.stream(perWindow).min().orElseThrow();
+                // at most the iterator each selection asks for; a node per key would be 2 * pairs * 32 bytes
+                assertTrue(quietest <= 48L * WINDOW, "bytes allocated per window of " + WINDOW + " selections of "
+                        + 2 * pairs + " keys: " + java.util.Arrays.toString(perWindow));
+            } finally {
+                for (SocketChannel c : channels) {
+                    c.close();
+                }
             }
         }
     }

@@ -50,6 +50,9 @@ final class HadronioSelectionKey extends AbstractSelectionKey implements ReadySi
     // counted in its selector's connection keys (HadronioSelector.connectionKeys); guarded by this
     boolean countedAsConnection;
 
+    // its place in its selector's selected-key set, -1 when not there (SelectedKeys; under that set's guards)
+    int selectedIndex = -1;
+
     HadronioSelectionKey(SelectableChannel channel, HadronioSelector selector, int platformFd, int interestOps) {
         this.channel = channel;
         this.selector = selector;

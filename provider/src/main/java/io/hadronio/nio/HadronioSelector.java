@@ -17,7 +17,6 @@ import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Objects;
 import java.util.Set;
@@ -65,7 +64,8 @@ import java.util.function.Consumer;
  * set replaced, after the selection's sleep; they neither use nor clear the selected-key
  * set; and a selection started by the action fails with {@link IllegalStateException}.
  * Agrona-style tricks that swap {@code sun.nio.ch.SelectorImpl}'s selected-key set by
- * reflection do not apply to this class (they fail and fall back, as Netty's do).
+ * reflection do not apply to this class (they fail and fall back, as Netty's do); its own
+ * set ({@link SelectedKeys}) allocates nothing per key, as theirs does not.
  */
 public final class HadronioSelector extends AbstractSelector {
     // longest sleep without any wake-up; bounds the cost of a missed signal. Tests set it
@@ -79,8 +79,8 @@ public final class HadronioSelector extends AbstractSelector {
     private static final WorkerGroup[] NOT_STARTED = new WorkerGroup[0];
     private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
     private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
-    private final Set<SelectionKey> selectedKeys = new HashSet<>();
-    private final Set<SelectionKey> publicSelectedKeys = new UngrowableSet(selectedKeys);
+    // the selected-key set: applications may remove keys, not add them; adding allocates nothing
+    private final SelectedKeys selectedKeys = new SelectedKeys();
     // registered keys of hadroNIO connections (the only channels whose readiness comes from a UCX
     // worker): a selector without any neither progresses nor watches the workers. A listener-only
     // selector (Netty's boss loop) that watched a worker would be woken first by every UCX message
@@ -203,7 +203,7 @@ public final class HadronioSelector extends AbstractSelector {
     @Override
     public Set<SelectionKey> selectedKeys() {
         ensureOpen();
-        return publicSelectedKeys;
+        return selectedKeys;
     }
 
     @Override
@@ -297,7 +297,7 @@ public final class HadronioSelector extends AbstractSelector {
             }
             inSelect = true;
             try {
-                synchronized (publicSelectedKeys) {
+                synchronized (selectedKeys) {
                     return doSelect(action, timeout);
                 }
             } finally {
@@ -691,7 +691,7 @@ public final class HadronioSelector extends AbstractSelector {
 
     /** Adds the key to the selected set, or adds ops to its ready set; 1 when something changed. */
     private int setReady(HadronioSelectionKey key, int ready) {
-        if (selectedKeys.contains(key)) {
+        if (selectedKeys.holds(key)) {
             // unchecked: a key cancelled by another thread since the pass looked at it is still
             // updated (the next selection drops it), and the selection must not throw for it
             int old = key.readyOpsUnchecked();
@@ -702,7 +702,7 @@ public final class HadronioSelector extends AbstractSelector {
             return 0;
         }
         key.readyOps(ready);
-        selectedKeys.add(key);
+        selectedKeys.put(key);
         return 1;
     }
 
@@ -793,7 +793,7 @@ public final class HadronioSelector extends AbstractSelector {
             g.release(waiter);
         }
         synchronized (this) {
-            synchronized (publicSelectedKeys) {
+            synchronized (selectedKeys) {
                 for (SelectionKey k : keys) {
                     HadronioSelectionKey key = (HadronioSelectionKey) k;
                     forget(key);
