@@ -19,8 +19,9 @@
 #   stream     one connection, "blocking benchmark throughput -l 65536" (64 KiB streaming)
 #   idle1000   1,000 connections from one client (one Selector) to the Selector echo server
 #              ("load --mode nonblocking -c 1000 --rate 1000": each connection sends a 64-byte request
-#              about once a second after a closed-loop warm-up, which takes most of them past the 128
-#              writes that move a connection to UCX; JAVA_OPTS=-Dhadronio.upgrade.writes=1 moves all)
+#              about once a second after a closed-loop warm-up), every one of them on UCX: hadroNIO's
+#              processes run with -Dhadronio.upgrade.writes=1, so each connection moves at its second
+#              write (with the default 128 writes, how many moved depended on the warm-up's pace)
 #
 # Environment:
 #   RUNS        rounds (default 3)
@@ -100,10 +101,12 @@ pair() {
   spec="$(case_of "$c")"
   local slog="$LOG_DIR/$tag-server.log" clog="$LOG_DIR/$tag-client.log"
   : >"$slog"
-  local env=(HADRONIO_APP_RESOURCES=true)
+  local env=(HADRONIO_APP_RESOURCES=true) opts="$JAVA_OPTS"
   [ "$side" = jdk ] && env+=(DISABLE_HADRONIO=true)
+  # the idle connections are UCX's: every one moves, not only those the warm-up took past 128 writes
+  [ "$c" = idle1000 ] && [ "$side" != jdk ] && opts="-Dhadronio.upgrade.writes=1 $opts"
   # shellcheck disable=SC2086
-  env "${env[@]}" taskset -c "$SERVER_CPU" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED $JAVA_OPTS \
+  env "${env[@]}" taskset -c "$SERVER_CPU" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED $opts \
     -jar "${JAR[$side]}" ${spec%%|*} -a 127.0.0.1:0 >"$slog" 2>&1 &
   SPID=$!
   port=""
@@ -116,15 +119,16 @@ pair() {
   [ -n "$port" ] || die "$tag: the server did not listen within 60 s ($slog)"
   # shellcheck disable=SC2086
   env "${env[@]}" taskset -c "$CLIENT_CPU" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED \
-    $JAVA_OPTS -jar "${JAR[$side]}" ${spec#*|} -r "127.0.0.1:$port" >"$clog" 2>&1 &
+    $opts -jar "${JAR[$side]}" ${spec#*|} -r "127.0.0.1:$port" >"$clog" 2>&1 &
   cpid=$! # env and taskset exec: this is the JVM's pid
   for ((i = 0; i < 900; i++)); do
     kill -0 "$cpid" 2>/dev/null || break
     if [ "$BREAKDOWN" = 1 ] && [ -z "$crange" ] && ((i >= 2)); then
       crange="$("$GROUPS_OF" -r "$cpid" 2>/dev/null || true)"; srange="$("$GROUPS_OF" -r "$SPID" 2>/dev/null || true)"
     fi
-    r="$(sample "$cpid" "$crange")"; [ -n "$r" ] && crss="$r"
-    r="$(sample "$SPID" "$srange")"; [ -n "$r" ] && srss="$r"
+    # a sample of a process that exited while it was read is empty or all zeros: the last good one stays
+    r="$(sample "$cpid" "$crange")"; [ -n "$r" ] && [ "${r%% *}" != 0 ] && crss="$r"
+    r="$(sample "$SPID" "$srange")"; [ -n "$r" ] && [ "${r%% *}" != 0 ] && srss="$r"
     sleep 0.2
   done
   kill -0 "$cpid" 2>/dev/null && { kill "$cpid"; die "$tag: the client took longer than 180 s ($clog)"; }
@@ -135,6 +139,8 @@ pair() {
   SPID=""
   grep -q '^RESULT ' "$clog" || die "$tag: the client printed no RESULT line ($clog)"
   [ "$side" != jdk ] && grep -q 'transports=kernel-tcp' "$clog" && die "$tag: hadroNIO's run ended on kernel TCP ($clog)"
+  # a process never sampled (it ended within the first sample's 0.2 s) is "-", left out of the medians
+  srss="${srss:--}"; crss="${crss:--}"
   echo "${srss%% *} $(sed -n 's/^RESOURCES peak_rss_kb=\([0-9]*\).*/\1/p' "$slog") ${crss%% *}" \
     "$(sed -n 's/^RESOURCES peak_rss_kb=\([0-9]*\).*/\1/p' "$clog")$([ "$BREAKDOWN" = 1 ] && echo "|$(groups_in "$srss")|$(groups_in "$crss")")"
 }
@@ -162,7 +168,7 @@ for ((round = 1; round <= RUNS; round++)); do
   echo "bench-memory: round $round/$RUNS done" >&2
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+median() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
