@@ -246,19 +246,58 @@ public final class UcxContext implements AutoCloseable {
      * not cope with a difference: with one end in NONE and the other in PEER, rendezvous
      * messages fail ({@code UCS_ERR_UNSUPPORTED}) or never complete; with {@code peer+mm+cma}
      * against {@code peer+mm}, the wire-up message of the other end aborts the process
-     * ({@code Fatal: endpoint reconfiguration not supported yet}). Settings the binding does
-     * not make (e.g. {@code UCX_TLS}) are not covered.
+     * ({@code Fatal: endpoint reconfiguration not supported yet}). The shared-memory geometry
+     * set in the configuration or the environment is covered too ({@link #sharedMemoryGeometry}).
+     * Other settings the binding does not make (e.g. {@code UCX_TLS}) are not covered.
      */
     public String endpointProfile(ErrorMode mode) {
         if (mode == ErrorMode.NONE) {
-            return "none";
+            return "none" + sharedMemoryGeometry();
         }
         String mm = config.get("MM_ERROR_HANDLING");
         if (mm == null) {
             mm = NativeEnvironment.get("UCX_MM_ERROR_HANDLING");
         }
         boolean sharedMemory = mm != null && Set.of("y", "yes", "on", "1").contains(mm.toLowerCase(Locale.ROOT));
-        return "peer" + (sharedMemory ? "+mm" : "") + (cmaWithPeerErrorHandling ? "+cma" : "");
+        return "peer" + (sharedMemory ? "+mm" : "") + (cmaWithPeerErrorHandling ? "+cma" : "")
+                + sharedMemoryGeometry();
+    }
+
+    // the shared-memory transports' settings that lay out the receiver's FIFO and its buffers
+    private static final List<String> MM_GEOMETRY = List.of("FIFO_SIZE", "FIFO_ELEM_SIZE", "SEG_SIZE");
+    private static final List<String> MM_TABLES = List.of("MM_", "SYSV_", "POSIX_");
+
+    /**
+     * Part of the profile: {@code +mm#} and a checksum of the shared-memory geometry set in this
+     * context's configuration or the environment ({@code FIFO_SIZE}, {@code FIFO_ELEM_SIZE},
+     * {@code SEG_SIZE} of {@code mm}, {@code sysv}, {@code posix}); empty when none is set, so
+     * UCX's defaults give the profile they always gave. Why: UCX's {@code mm} sender writes into
+     * the receiver's FIFO with its own FIFO size, element size and segment size, so two ends that
+     * differ overwrite messages the other has not read (a checksum keeps the profile within the
+     * handshake's 64 bytes). Values are compared as written: the same size spelt two ways, or
+     * UCX's default written out on one end only, counts as a difference, which costs acceleration,
+     * never bytes.
+     */
+    String sharedMemoryGeometry() {
+        java.util.TreeMap<String, String> set = new java.util.TreeMap<>();
+        for (String name : MM_GEOMETRY) {
+            for (String table : MM_TABLES) {
+                String key = table + name;
+                String value = config.get(key);
+                if (value == null) {
+                    value = NativeEnvironment.get("UCX_" + key);
+                }
+                if (value != null) {
+                    set.put(key, value.trim().toLowerCase(Locale.ROOT));
+                }
+            }
+        }
+        if (set.isEmpty()) {
+            return "";
+        }
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(set.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        return String.format("+mm#%08x", crc.getValue());
     }
 
     /**

@@ -2,6 +2,7 @@ package io.hadronio.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -92,6 +93,37 @@ class UcxPeerFailureDetectionTest {
             assertEquals("none", context.endpointProfile(ErrorMode.NONE));
             assertTrue(context.endpointProfile(ErrorMode.PEER).matches("peer(\\+cma)?"),
                     context.endpointProfile(ErrorMode.PEER));
+        }
+    }
+
+    @Test
+    void shouldTellEndsWithAnotherSharedMemoryGeometryApart() throws UcxException {
+        // a sender lays messages out in the receiver's FIFO with its own sizes: ends that differ must not connect
+        String base;
+        try (UcxContext context = open(true)) {
+            base = context.endpointProfile(ErrorMode.PEER);
+            assertFalse(base.contains("#"), base);
+        }
+        String fifo;
+        try (UcxContext context = UcxContext.builder().peerFailureDetection(Duration.ofMillis(100))
+                .config("MM_FIFO_SIZE", "128").open()) {
+            fifo = context.endpointProfile(ErrorMode.PEER);
+            assertTrue(fifo.startsWith(base + "+mm#"), fifo);
+            assertTrue(context.endpointProfile(ErrorMode.NONE).startsWith("none+mm#"));
+        }
+        try (UcxContext context = UcxContext.builder().peerFailureDetection(Duration.ofMillis(100))
+                .config("MM_FIFO_SIZE", "128").open()) {
+            assertEquals(fifo, context.endpointProfile(ErrorMode.PEER), "the same geometry, the same profile");
+        }
+        try (UcxContext context = UcxContext.builder().peerFailureDetection(Duration.ofMillis(100))
+                .config("MM_FIFO_SIZE", "256").open()) {
+            String other = context.endpointProfile(ErrorMode.PEER);
+            assertNotEquals(fifo, other);
+            assertTrue(other.length() <= 64, other);
+        }
+        try (UcxContext context = UcxContext.builder().peerFailureDetection(Duration.ofMillis(100))
+                .config("SYSV_SEG_SIZE", "16k").open()) {
+            assertNotEquals(base, context.endpointProfile(ErrorMode.PEER));
         }
     }
 
