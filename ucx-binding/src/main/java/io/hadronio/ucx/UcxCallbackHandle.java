@@ -24,8 +24,8 @@ public final class UcxCallbackHandle {
     UcxCallbackHandle(UcxWorker worker, UcxCallback callback, Arena arena) {
         this.worker = worker;
         this.id = Upcalls.register(callback);
-        this.sendParam = param(arena, Upcalls.SEND_COMPLETE, id);
-        this.receiveParam = param(arena, Upcalls.RECEIVE_COMPLETE, id);
+        this.sendParam = param(arena, Upcalls.sendComplete(), id);
+        this.receiveParam = param(arena, Upcalls.receiveComplete(), id);
     }
 
     private static MemorySegment param(Arena arena, MemorySegment stub, long userData) {

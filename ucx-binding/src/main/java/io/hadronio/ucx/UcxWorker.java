@@ -604,7 +604,7 @@ public final class UcxWorker implements AutoCloseable {
             p.set(ValueLayout.JAVA_INT, UcpAmHandlerParam.ID, id);
             // WHOLE_MSG: one callback per message; PERSISTENT_DATA: the handler may keep eager data
             p.set(ValueLayout.JAVA_INT, UcpAmHandlerParam.FLAGS, handler == null ? 0 : 0b11);
-            p.set(ValueLayout.JAVA_LONG, UcpAmHandlerParam.CB, handler == null ? 0 : Upcalls.AM_HANDLER.address());
+            p.set(ValueLayout.JAVA_LONG, UcpAmHandlerParam.CB, handler == null ? 0 : Upcalls.amHandler().address());
             p.set(ValueLayout.JAVA_LONG, UcpAmHandlerParam.ARG, registryId);
             UcxContext.check("ucp_worker_set_am_recv_handler",
                     Ucp.ucp_worker_set_am_recv_handler(handle, p.address()));

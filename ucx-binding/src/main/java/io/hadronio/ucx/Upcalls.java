@@ -33,15 +33,34 @@ final class Upcalls {
     /** {@snippet lang=c : void (*ucp_err_handler_cb_t)(void *arg, ucp_ep_h ep, ucs_status_t status); } */
     static final MemorySegment ERROR_HANDLER = stub("onEndpointError",
             WordCalls.noResult(3));
+    // The stubs below are made at their first use, each in a holder class: hadroNIO's provider uses
+    // none of them (only the error handler and the notifying completions above and below), and a
+    // stub costs a JVM generated classes, their garbage and their compilation at start-up (the
+    // active-message stub a call shape of its own)
+
     /** {@snippet lang=c : ucs_status_t (*ucp_am_recv_callback_t)(void *arg, const void *header, size_t header_length, void *data, size_t length, const ucp_am_recv_param_t *param); } */
-    static final MemorySegment AM_HANDLER = stub("onActiveMessage",
-            WordCalls.word(6));
+    static MemorySegment amHandler() {
+        return AmHandler.STUB;
+    }
+
     /** {@snippet lang=c : void (*ucp_send_nbx_callback_t)(void *request, ucs_status_t status, void *user_data); } */
-    static final MemorySegment SEND_COMPLETE = stub("onSendComplete",
-            WordCalls.noResult(3));
+    static MemorySegment sendComplete() {
+        return Completions.SEND;
+    }
+
     /** {@snippet lang=c : void (*ucp_tag_recv_nbx_callback_t)(void *request, ucs_status_t status, const ucp_tag_recv_info_t *tag_info, void *user_data); } */
-    static final MemorySegment RECEIVE_COMPLETE = stub("onReceiveComplete",
-            WordCalls.noResult(4));
+    static MemorySegment receiveComplete() {
+        return Completions.RECEIVE;
+    }
+
+    private static final class AmHandler {
+        static final MemorySegment STUB = stub("onActiveMessage", WordCalls.word(6));
+    }
+
+    private static final class Completions {
+        static final MemorySegment SEND = stub("onSendComplete", WordCalls.noResult(3));
+        static final MemorySegment RECEIVE = stub("onReceiveComplete", WordCalls.noResult(4));
+    }
 
     /** {@snippet lang=c : void (*ucp_send_nbx_callback_t)(void *request, ucs_status_t status, void *user_data); } */
     static final MemorySegment SEND_NOTIFY = stub("onSendNotify",
