@@ -3,6 +3,7 @@ package io.hadronio;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -140,17 +141,8 @@ class HotPathAllocationTest {
                     c.configureBlocking(false);
                     c.register(selector, java.nio.channels.SelectionKey.OP_WRITE);
                 }
-                long[] perWindow = new long[WINDOWS];
-                long before = 0;
-                long keysHandled = 0;
-                for (int i = 0; i < WARMUP + MEASURED; i++) {
-                    if (i >= WARMUP && (i - WARMUP) % WINDOW == 0) {
-                        long now = allocatedBytes();
-                        if (i > WARMUP) {
-                            perWindow[(i - WARMUP) / WINDOW - 1] = now - before;
-                        }
-                        before = now;
-                    }
+                long[] keysHandled = {0};
+                long[] perWindow = allocatedPerWindow(i -> {
                     if ((i & 1) == 0) {
                         selector.selectNow();
                     } else {
@@ -160,12 +152,11 @@ class HotPathAllocationTest {
                     while (it.hasNext()) {
                         it.next();
                         it.remove();
-                        keysHandled++;
+                        keysHandled[0]++;
                     }
-                }
-                perWindow[WINDOWS - 1] = allocatedBytes() - before;
+                });
                 System.out.println("allocated per window of selections through the set: " + java.util.Arrays.toString(perWindow));
-                assertEquals(2L * pairs * (WARMUP + MEASURED), keysHandled);
+                assertEquals(2L * pairs * (WARMUP + MEASURED), keysHandled[0]);
                 long quietest = java.util.Arrays.stream(perWindow).min().orElseThrow();
                 // at most the iterator each selection asks for; a node per key would be 2 * pairs * 32 bytes
                 assertTrue(quietest <= 48L * WINDOW, "bytes allocated per window of " + WINDOW + " selections of "
@@ -176,6 +167,32 @@ class HotPathAllocationTest {
                 }
             }
         }
+    }
+
+    /** One step of a measured loop: its number (even and odd steps may differ). */
+    private interface Step {
+        void run(int i) throws IOException;
+    }
+
+    /**
+     * Runs {@code step} {@link #WARMUP} times, then {@link #MEASURED} times, and returns the bytes
+     * this thread allocated in each window of {@link #WINDOW} measured steps.
+     */
+    private static long[] allocatedPerWindow(Step step) throws IOException {
+        long[] perWindow = new long[WINDOWS];
+        long before = 0;
+        for (int i = 0; i < WARMUP + MEASURED; i++) {
+            if (i >= WARMUP && (i - WARMUP) % WINDOW == 0) {
+                long now = allocatedBytes();
+                if (i > WARMUP) {
+                    perWindow[(i - WARMUP) / WINDOW - 1] = now - before;
+                }
+                before = now;
+            }
+            step.run(i);
+        }
+        perWindow[WINDOWS - 1] = allocatedBytes() - before;
+        return perWindow;
     }
 
     // the action of the selections below: made once, as an event loop would
@@ -195,23 +212,13 @@ class HotPathAllocationTest {
                     // both writable: each selection hands two keys over and returns at once
                     client.register(selector, java.nio.channels.SelectionKey.OP_WRITE);
                     peer.register(selector, java.nio.channels.SelectionKey.OP_WRITE);
-                    long[] perWindow = new long[WINDOWS];
-                    long before = 0;
-                    for (int i = 0; i < WARMUP + MEASURED; i++) {
-                        if (i >= WARMUP && (i - WARMUP) % WINDOW == 0) {
-                            long now = allocatedBytes();
-                            if (i > WARMUP) {
-                                perWindow[(i - WARMUP) / WINDOW - 1] = now - before;
-                            }
-                            before = now;
-                        }
+                    long[] perWindow = allocatedPerWindow(i -> {
                         if ((i & 1) == 0) {
                             selector.selectNow(COUNT);
                         } else {
                             selector.select(COUNT);
                         }
-                    }
-                    perWindow[WINDOWS - 1] = allocatedBytes() - before;
+                    });
                     System.out.println("allocated per window of selections: " + java.util.Arrays.toString(perWindow));
                     assertEquals(2L * (WARMUP + MEASURED), handed);
                     assertTrue(selector.selectedKeys().isEmpty());
