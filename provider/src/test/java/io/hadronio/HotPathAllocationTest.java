@@ -89,24 +89,14 @@ class HotPathAllocationTest {
             try (SocketChannel client = provider.openSocketChannel()) {
                 client.connect(server.getLocalAddress());
                 ByteBuffer heap = ByteBuffer.allocate(8);
-                long[] perWindow = new long[WINDOWS];
-                long before = 0;
-                for (int i = 0; i < WARMUP + MEASURED; i++) {
-                    if (i >= WARMUP && (i - WARMUP) % WINDOW == 0) {
-                        long now = allocatedBytes();
-                        if (i > WARMUP) {
-                            perWindow[(i - WARMUP) / WINDOW - 1] = now - before;
-                        }
-                        before = now;
-                    }
+                long[] perWindow = allocatedPerWindow(i -> {
                     heap.clear();
                     client.write(heap);
                     heap.clear();
                     while (heap.hasRemaining()) {
                         client.read(heap);
                     }
-                }
-                perWindow[WINDOWS - 1] = allocatedBytes() - before;
+                });
                 long quietest = java.util.Arrays.stream(perWindow).min().orElseThrow();
                 System.out.println("allocated per window: " + java.util.Arrays.toString(perWindow));
                 // the "1-2 bytes per round trip" once measured here were the 792 bytes each

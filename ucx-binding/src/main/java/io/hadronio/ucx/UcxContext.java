@@ -39,6 +39,8 @@ public final class UcxContext implements AutoCloseable {
     private final boolean cmaWithPeerErrorHandling;
     // workers and regions still open, closed with the context; guarded by 'this'
     private final List<AutoCloseable> children = new ArrayList<>();
+    // the shared-memory geometry part of the endpoint profile (sharedMemoryGeometry), fixed at creation
+    private final String geometry;
     // set once by close()
     private volatile boolean closed;
 
@@ -49,6 +51,7 @@ public final class UcxContext implements AutoCloseable {
         this.config = config;
         this.peerFailureDetection = peerFailureDetection;
         this.cmaWithPeerErrorHandling = cmaWithPeerErrorHandling;
+        this.geometry = sharedMemoryGeometry();
     }
 
     public static Builder builder() {
@@ -252,15 +255,14 @@ public final class UcxContext implements AutoCloseable {
      */
     public String endpointProfile(ErrorMode mode) {
         if (mode == ErrorMode.NONE) {
-            return "none" + sharedMemoryGeometry();
+            return "none" + geometry;
         }
         String mm = config.get("MM_ERROR_HANDLING");
         if (mm == null) {
             mm = NativeEnvironment.get("UCX_MM_ERROR_HANDLING");
         }
         boolean sharedMemory = mm != null && Set.of("y", "yes", "on", "1").contains(mm.toLowerCase(Locale.ROOT));
-        return "peer" + (sharedMemory ? "+mm" : "") + (cmaWithPeerErrorHandling ? "+cma" : "")
-                + sharedMemoryGeometry();
+        return "peer" + (sharedMemory ? "+mm" : "") + (cmaWithPeerErrorHandling ? "+cma" : "") + geometry;
     }
 
     // the shared-memory transports' settings that lay out the receiver's FIFO and its buffers
@@ -278,7 +280,7 @@ public final class UcxContext implements AutoCloseable {
      * UCX's default written out on one end only, counts as a difference, which costs acceleration,
      * never bytes.
      */
-    String sharedMemoryGeometry() {
+    private String sharedMemoryGeometry() {
         java.util.TreeMap<String, String> set = new java.util.TreeMap<>();
         for (String name : MM_GEOMETRY) {
             for (String table : MM_TABLES) {
