@@ -50,7 +50,7 @@ public final class EvaluateCommand implements Callable<Integer> {
     Path report;
 
     @Option(names = "--modes", split = ",", paramLabel = "MODE",
-            description = "Any of blocking, nonblocking, netty, nio2, raw (default: blocking, nonblocking, netty, raw).")
+            description = "Any of blocking, nonblocking, netty, nio2, raw (default: all).")
     List<String> modes;
 
     @Option(names = "--providers", split = ",", paramLabel = "PROVIDER",
@@ -101,7 +101,7 @@ public final class EvaluateCommand implements Callable<Integer> {
         Path dir = output != null ? output : Path.of("docs", "evaluation", p.id());
         Files.createDirectories(dir.resolve("raw"));
         Set<Mode> modeSet = EnumSet.noneOf(Mode.class);
-        (modes == null ? List.of("blocking", "nonblocking", "netty", "raw") : modes).forEach(m -> modeSet.add(Mode.byId(m)));
+        (modes == null ? List.of("blocking", "nonblocking", "netty", "nio2", "raw") : modes).forEach(m -> modeSet.add(Mode.byId(m)));
         Set<Provider> providerSet = EnumSet.noneOf(Provider.class);
         (providers == null ? List.of("jdk", "hadronio", "ucx") : providers).forEach(x -> providerSet.add(Provider.byId(x)));
         Evaluation evaluation = new Evaluation(p, sizes != null ? sizes : p.sizes(),

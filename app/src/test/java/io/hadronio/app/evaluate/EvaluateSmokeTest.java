@@ -27,10 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
 class EvaluateSmokeTest {
     private static final List<String> FIGURES = List.of("throughput-blocking", "latency-blocking",
             "throughput-nonblocking", "latency-nonblocking", "throughput-netty", "latency-netty",
+            "throughput-nio2", "latency-nio2",
             "load-latency-blocking", "load-cpu-blocking", "load-latency-nonblocking", "load-cpu-nonblocking",
-            "load-latency-netty", "load-cpu-netty");
-    // load mode: three server models x two providers, one rate, one connection count
-    private static final int LOAD_RUNS = 6;
+            "load-latency-netty", "load-cpu-netty", "load-latency-nio2", "load-cpu-nio2");
+    // load mode: four server models x two providers, one rate, one connection count
+    private static final int LOAD_RUNS = 8;
 
     @TempDir
     Path dir;
@@ -42,7 +43,8 @@ class EvaluateSmokeTest {
                 "--report", report.toString());
         assertEquals(0, exit, "evaluate failed; runs.csv:\n" + read(dir.resolve(Results.RUNS_CSV)) + stuckPairs());
 
-        int points = Profile.SMOKE.sizes().size() * Metric.values().length * (3 * 2 + 1);
+        // four modes on two providers, and raw UCX
+        int points = Profile.SMOKE.sizes().size() * Metric.values().length * (4 * 2 + 1);
         JsonNode json = new ObjectMapper().readTree(dir.resolve(Results.JSON).toFile());
         assertEquals(points, json.get("runs").size(), "one run per point");
         assertEquals(points, json.get("summary").size(), "one summary per point");
