@@ -47,6 +47,8 @@ if [ "$#" -eq 0 ]; then
   echo "hadroNIO tests: the provider's tests again with -Dhadronio.upgrade=false"
   ./mvnw -B -ntp -pl provider surefire:test -Dtest.jvm.flags="$eager"
   echo "hadroNIO tests: the mixed-deployment (NIO and NIO.2), close, soak and churn integration tests again with -Dhadronio.upgrade=false"
+  # the soak once here, with UCX's default settings: its other run (every message eager in UCX) varies
+  # UCX's protocol, not the connection mode, and the first pass has it
   ./mvnw -B -ntp -pl integration-tests -am surefire:test -Dtest.jvm.flags="$eager" -Dsurefire.failIfNoSpecifiedTests=false \
-    -Dtest='MixedPairingsTest,AsynchronousPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest,SoakTest,ConnectionChurnTest,CloseAfterAnswerAcrossJvmsTest'
+    -Dtest='MixedPairingsTest,AsynchronousPairingsTest,MixedPortTakeoverTest,OrderlyCloseTest,SoakTest#shouldKeepEveryByteThroughKillsAndHalfClosesAndLeakNothingWithDefaultUcxSettings,ConnectionChurnTest,CloseAfterAnswerAcrossJvmsTest'
 fi
