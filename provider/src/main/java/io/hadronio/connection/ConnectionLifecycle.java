@@ -780,6 +780,36 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         return (word & UPGRADABLE) != 0;
     }
 
+    /** {@link #inputRoute}/{@link #outputRoute}: the direction is on UCX. */
+    public static final int ROUTE_UCX = 0;
+    /** The direction goes raw over the kernel socket, which is the whole connection (plain). */
+    public static final int ROUTE_KERNEL = 1;
+    /** The direction goes raw over the kernel socket of a connection that may move to UCX. */
+    public static final int ROUTE_MOVING = 2;
+
+    /**
+     * The path a read takes now ({@link #ROUTE_UCX}, {@link #ROUTE_KERNEL}, {@link #ROUTE_MOVING}):
+     * {@link #inputRaw} and {@link #isUpgradable} from one read of the state word. Asked one by one
+     * on the data path, the second (a lone bit test of the volatile word) made C2 give up load
+     * subsumption in every method that inlines a read or write into a loop (an application's read
+     * loop, ours) and compile it a second time (docs/benchmarks/load.md, the JIT compiler's share).
+     */
+    public int inputRoute() {
+        return route(word, IN_UCX);
+    }
+
+    /** The path a write takes now, as {@link #inputRoute}. */
+    public int outputRoute() {
+        return route(word, OUT_UCX);
+    }
+
+    private static int route(int w, int switchedBit) {
+        if ((w & PATH_TCP) == 0 || (w & switchedBit) != 0) {
+            return ROUTE_UCX;
+        }
+        return (w & UPGRADABLE) != 0 ? ROUTE_MOVING : ROUTE_KERNEL;
+    }
+
     /** The connection's move to UCX: its session, the channel's hooks, the raw bytes each way. */
     public ConnectionUpgrade upgrade() {
         return upgrade;

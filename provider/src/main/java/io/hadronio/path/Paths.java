@@ -49,8 +49,10 @@ public final class Paths {
     public long read(ByteBuffer[] dsts, int offset, int length, int timeoutMillis) throws IOException {
         long n;
         do {
-            if (life.inputRaw()) {
-                n = kernelPath().read(dsts, offset, length, timeoutMillis);
+            // one read of the lifecycle's word says both whether the direction is raw and which kernel path
+            int route = life.inputRoute();
+            if (route != ConnectionLifecycle.ROUTE_UCX) {
+                n = (route == ConnectionLifecycle.ROUTE_MOVING ? upgrading : kernel).read(dsts, offset, length, timeoutMillis);
                 if (n > 0) {
                     in.addRaw(n);
                 }
@@ -68,8 +70,10 @@ public final class Paths {
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
         long n;
         do {
-            if (life.outputRaw()) {
-                n = kernelPath().write(srcs, offset, length);
+            // one read of the lifecycle's word says both whether the direction is raw and which kernel path
+            int route = life.outputRoute();
+            if (route != ConnectionLifecycle.ROUTE_UCX) {
+                n = (route == ConnectionLifecycle.ROUTE_MOVING ? upgrading : kernel).write(srcs, offset, length);
                 if (n > 0) {
                     out.addRaw(n);
                 }
@@ -109,9 +113,6 @@ public final class Paths {
         upgrading.release();
     }
 
-    private DataPath kernelPath() {
-        return life.isUpgradable() ? upgrading : kernel;
-    }
 
     /**
      * The ready operations of {@code interestOps} that need no poll of the socket: a connect
