@@ -765,14 +765,12 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
 
     /** The application's bytes from the peer still come raw from the kernel socket. */
     public boolean inputRaw() {
-        int w = word;
-        return (w & PATH_TCP) != 0 && (w & IN_UCX) == 0;
+        return inputRoute() != ROUTE_UCX;
     }
 
     /** Our bytes still go raw over the kernel socket. */
     public boolean outputRaw() {
-        int w = word;
-        return (w & PATH_TCP) != 0 && (w & OUT_UCX) == 0;
+        return outputRoute() != ROUTE_UCX;
     }
 
     /** A connection that may move to UCX: its socket is non-blocking, the channel emulates blocking. */

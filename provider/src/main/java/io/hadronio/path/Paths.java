@@ -113,7 +113,6 @@ public final class Paths {
         upgrading.release();
     }
 
-
     /**
      * The ready operations of {@code interestOps} that need no poll of the socket: a connect
      * whose handshake ended, everything once the connection broke (a read or write would fail

@@ -257,12 +257,15 @@ public final class UcxContext implements AutoCloseable {
         if (mode == ErrorMode.NONE) {
             return "none" + geometry;
         }
-        String mm = config.get("MM_ERROR_HANDLING");
-        if (mm == null) {
-            mm = NativeEnvironment.get("UCX_MM_ERROR_HANDLING");
-        }
+        String mm = setting("MM_ERROR_HANDLING");
         boolean sharedMemory = mm != null && Set.of("y", "yes", "on", "1").contains(mm.toLowerCase(Locale.ROOT));
         return "peer" + (sharedMemory ? "+mm" : "") + (cmaWithPeerErrorHandling ? "+cma" : "") + geometry;
+    }
+
+    /** UCX's setting {@code key} as this context has it: its configuration's, else the environment's {@code UCX_<key>}. */
+    private String setting(String key) {
+        String value = config.get(key);
+        return value != null ? value : NativeEnvironment.get("UCX_" + key);
     }
 
     // the shared-memory transports' settings that lay out the receiver's FIFO and its buffers
@@ -285,10 +288,7 @@ public final class UcxContext implements AutoCloseable {
         for (String name : MM_GEOMETRY) {
             for (String table : MM_TABLES) {
                 String key = table + name;
-                String value = config.get(key);
-                if (value == null) {
-                    value = NativeEnvironment.get("UCX_" + key);
-                }
+                String value = setting(key);
                 if (value != null) {
                     set.put(key, value.trim().toLowerCase(Locale.ROOT));
                 }
