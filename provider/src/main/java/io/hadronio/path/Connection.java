@@ -409,6 +409,7 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
         try {
             final SendSlots tx = this.tx;
             tx.limitQueueFor(srcs, offset, length, buffered);
+            tx.readerProgress(rx.consumed());
             if (life.peerLeft()) {
                 return writeAfterPeerLeft(srcs, offset, length);
             }
@@ -454,6 +455,16 @@ public final class Connection implements Readiness, WorkerUser, UcxHalf, UcxHous
         lock.lock();
         try {
             return tx.heldBackWrites();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** DATA messages sent expedited (SendSlots, Expedited sends; for tests). */
+    long expeditedSends() {
+        lock.lock();
+        try {
+            return tx.expeditedSends();
         } finally {
             lock.unlock();
         }

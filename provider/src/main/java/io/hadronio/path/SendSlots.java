@@ -37,6 +37,24 @@ import java.nio.ByteBuffer;
  * window left one slice's worth: JGroups' multicast on three unpinned members ran at 0.2-0.4x
  * the JDK's, with hundreds of partial writes per run (docs/benchmarks/apps.md).
  *
+ * <h2>Expedited sends</h2>
+ * Over shared memory UCX sends a message of more than ~8 KiB by rendezvous: it tells the peer,
+ * the peer's progress fetches the bytes from our slot (cma) and acknowledges, and only then is the
+ * slot free. For a message that finds the pipe idle - a request, an answer - that is a round trip
+ * inside every message: a blocking 16-KiB ping-pong had its p50 at 14.8 us and its p99 at 96 us,
+ * 6.4 and 18 us with the message copied out at once (eager); 64 KiB 17.9 and 78 against 12.9 and
+ * 23 (docs/benchmarks/blocking.md, "Mid-size round trips"). So a message goes expedited
+ * ({@code UCP_OP_ATTR_FLAG_FAST_CMPL}: UCX copies it into the peer's shared memory inside the send,
+ * up to 256 KiB) when it answers: our reader consumed a message of the peer's since our last
+ * message went, and the peer has not reported as much as {@link #EXPEDITE_WINDOW_SHARE a quarter}
+ * of its window unconsumed (credits come back every quarter). A writer that sends message after
+ * message with nothing coming back, or that runs further ahead, is streaming, and its messages go
+ * by rendezvous as before: the peer's fetch is its core's copy, where eager would put both copies
+ * (into the slot, into the peer's memory) on the writer's core (blocking 64-KiB streams ran at
+ * 5.7-6.6 GB/s all eager against 7.8-11 by rendezvous). An expedited bulk message that arrives before
+ * its reader asks for it waits in UCX's receive buffers (shared memory) until the read: at most a
+ * quarter window and one message per connection.
+ *
  * <p>Guarding: every field but the finals is the writer's, under the worker group's lock (a write
  * holds it, and so do a read's and the control thread's flush, a close's last sends and a
  * waiter's readiness look). {@link #connect} sets the peer's geometry and the slots once under
@@ -57,6 +75,9 @@ final class SendSlots {
     // as long; with none, a stream of 8-byte writes spent every credit on one 8-byte message and
     // ran at a fifth of its rate (docs/benchmarks/grpc.md)
     private static final int COALESCE_BELOW = 1;
+    // a message goes expedited while the bytes the peer has not reported consumed are under this
+    // share of its window (see Expedited sends): a quarter, the credits' own batch (ReceiveSlices)
+    static final int EXPEDITE_WINDOW_SHARE = 4;
 
     private final WorkerGroup group;
     private final UcxWorker worker;
@@ -98,6 +119,11 @@ final class SendSlots {
     // (set by each write; see write)
     private int queueLimit = 1;
     private long heldBack;        // small writes that waited for a credit (see heldBackWrites)
+    private long expedited;       // DATA messages sent expedited (see expeditedSends)
+    // the peer's messages our reader had consumed at this write (readerProgress), and at our last
+    // message's post: equal, nothing came from the peer in between (see Expedited sends)
+    private long readerConsumed;
+    private long readerConsumedAtLastPost = -1;
     private int coalesceBelow;
     private long peerConsumed;    // from CREDIT messages
     private boolean peerWantsBulk; // from CREDIT messages: send messages of BULK_MIN or more as bulk
@@ -160,6 +186,14 @@ final class SendSlots {
     static int slotsFor(long sendBufferBytes, int peerSliceSize, int peerSliceCount) {
         long slots = (sendBufferBytes + peerSliceSize - 1) / peerSliceSize;
         return (int) Math.max(peerSliceCount, Math.min(slots, MAX_SLOTS));
+    }
+
+    /**
+     * How many of the peer's messages our reader has consumed, before a write: a message that
+     * follows one from the peer may go expedited (see Expedited sends). Under the lock.
+     */
+    void readerProgress(long consumed) {
+        readerConsumed = consumed;
     }
 
     /**
@@ -319,6 +353,11 @@ final class SendSlots {
             // the areas into huge pages, the first time
             memory.largeMessage();
         }
+        boolean expedite = expedite();
+        if (expedite) {
+            expedited++;
+        }
+        readerConsumedAtLastPost = readerConsumed;
         if (length >= BULK_MIN && peerWantsBulk) {
             // an empty DATA message holds the bulk message's place among the others; its bytes follow
             // under their own tag (both in order on the endpoint), for the reader to receive where it wants
@@ -327,9 +366,12 @@ final class SendSlots {
                 // no buffer: UCX finishes it alone
                 worker.release(header);
             }
-            request = endpoint.tagSend(address, length, bulkTag(remoteId, sent), token);
+            long bulk = bulkTag(remoteId, sent);
+            request = expedite ? endpoint.tagSendExpedited(address, length, bulk, token)
+                    : endpoint.tagSend(address, length, bulk, token);
         } else {
-            request = endpoint.tagSend(address, length, dataTag, token);
+            request = expedite ? endpoint.tagSendExpedited(address, length, dataTag, token)
+                    : endpoint.tagSend(address, length, dataTag, token);
         }
         if (selfLoop) {
             group.wakeOthers();
@@ -348,6 +390,26 @@ final class SendSlots {
             inFlight++;
             watch.watchSends();
         }
+    }
+
+    /**
+     * Whether the next message goes expedited (see Expedited sends). The view of what the peer
+     * consumed is refreshed before saying no: a writer refreshes its credits only when they run
+     * low, and a stale count kept a 64-KiB request/response off the fast way for 52 of 64
+     * messages (regression: ExpeditedSendTest). Refreshing asks UCX only when one of the
+     * connection's requests completed since the credit receive was last found in progress.
+     */
+    private boolean expedite() throws UcxException {
+        if (readerConsumed == readerConsumedAtLastPost) {
+            // nothing came from the peer since our last message: a stream, not an answer
+            return false;
+        }
+        long limit = byteWindow / EXPEDITE_WINDOW_SHARE;
+        if (unconsumedBytes < limit) {
+            return true;
+        }
+        pollCredits();
+        return unconsumedBytes < limit;
     }
 
     /**
@@ -461,6 +523,11 @@ final class SendSlots {
         if (status != UcsStatus.OK) {
             throw new IOException("UCX send failed: " + UcsStatus.describe(status));
         }
+    }
+
+    /** DATA messages (bulk ones' bytes included) sent expedited (see Expedited sends). Under the lock. */
+    long expeditedSends() {
+        return expedited;
     }
 
     /** Writes whose bytes waited for a credit instead of leaving at once. Under the lock. */

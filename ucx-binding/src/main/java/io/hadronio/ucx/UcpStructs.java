@@ -194,6 +194,8 @@ final class UcpStructs {
         static final int FIELD_MEMH = 1 << 8;
         /** {@code UCP_OP_ATTR_FLAG_NO_IMM_CMPL}. */
         static final int FLAG_NO_IMM_CMPL = 1 << 16;
+        /** {@code UCP_OP_ATTR_FLAG_FAST_CMPL}: local completion first (a send goes eager up to UCX's larger threshold). */
+        static final int FLAG_FAST_CMPL = 1 << 17;
         /** {@code UCP_EP_CLOSE_FLAG_FORCE}, in {@code flags} of {@code ucp_ep_close_nbx}. */
         static final int EP_CLOSE_FLAG_FORCE = 1;
 

@@ -143,6 +143,20 @@ public final class UcxEndpoint implements AutoCloseable {
         return worker.track(Ucp.ucp_tag_send_nbx(ep, address, length, tag, param.address()), "ucp_tag_send_nbx");
     }
 
+    /**
+     * {@link #tagSend(long, long, long, int)} asking UCX to finish the send locally first
+     * ({@code UCP_OP_ATTR_FLAG_FAST_CMPL}): UCX copies the message out (eager) up to its larger,
+     * local-completion threshold (256 KiB over shared memory in UCX 1.13) instead of handing the peer
+     * a rendezvous for it above ~8 KiB, so the message needs no fetch by the peer and no
+     * acknowledgement back. Allocates nothing.
+     */
+    public long tagSendExpedited(long address, long length, long tag, int token) throws UcxException {
+        long ep = ensureUsable("ucp_tag_send_nbx");
+        final MemorySegment param = worker.notifyExpeditedSendParam;
+        param.set(ValueLayout.JAVA_LONG, UcpStructs.UcpRequestParam.USER_DATA, worker.notifyUserData(token));
+        return worker.track(Ucp.ucp_tag_send_nbx(ep, address, length, tag, param.address()), "ucp_tag_send_nbx");
+    }
+
     /** Like {@link #tagSend(MemorySegment, long)}, with a completion callback. */
     public long tagSend(MemorySegment buffer, long tag, UcxCallbackHandle callback) throws UcxException {
         long ep = ensureUsable("ucp_tag_send_nbx");

@@ -93,6 +93,8 @@ public final class UcxWorker implements AutoCloseable {
     private final MemorySegment notifyReceiveParam;
     // ucp_request_param_t for sends that tell the completion listener: callback, user_data
     final MemorySegment notifySendParam;
+    // notifySendParam with UCP_OP_ATTR_FLAG_FAST_CMPL (UcxEndpoint.tagSendExpedited)
+    final MemorySegment notifyExpeditedSendParam;
     // slot of the completion listener in Upcalls (the high half of user_data), 0 without one
     private int listenerSlot;
     // outstanding request handles
@@ -144,6 +146,10 @@ public final class UcxWorker implements AutoCloseable {
         notifySendParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK,
                 UcpRequestParam.FIELD_CALLBACK | UcpRequestParam.FIELD_USER_DATA);
         notifySendParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.CB, Upcalls.SEND_NOTIFY.address());
+        this.notifyExpeditedSendParam = arena.allocate(UcpRequestParam.LAYOUT);
+        notifyExpeditedSendParam.set(ValueLayout.JAVA_INT, UcpRequestParam.OP_ATTR_MASK,
+                UcpRequestParam.FIELD_CALLBACK | UcpRequestParam.FIELD_USER_DATA | UcpRequestParam.FLAG_FAST_CMPL);
+        notifyExpeditedSendParam.set(ValueLayout.JAVA_LONG, UcpRequestParam.CB, Upcalls.SEND_NOTIFY.address());
     }
 
     /**
