@@ -52,7 +52,7 @@ public final class Paths {
             // one read of the lifecycle's word says both whether the direction is raw and which kernel path
             int route = life.inputRoute();
             if (route != ConnectionLifecycle.ROUTE_UCX) {
-                n = (route == ConnectionLifecycle.ROUTE_MOVING ? upgrading : kernel).read(dsts, offset, length, timeoutMillis);
+                n = kernelPath(route).read(dsts, offset, length, timeoutMillis);
                 if (n > 0) {
                     in.addRaw(n);
                 }
@@ -73,7 +73,7 @@ public final class Paths {
             // one read of the lifecycle's word says both whether the direction is raw and which kernel path
             int route = life.outputRoute();
             if (route != ConnectionLifecycle.ROUTE_UCX) {
-                n = (route == ConnectionLifecycle.ROUTE_MOVING ? upgrading : kernel).write(srcs, offset, length);
+                n = kernelPath(route).write(srcs, offset, length);
                 if (n > 0) {
                     out.addRaw(n);
                 }
@@ -111,6 +111,11 @@ public final class Paths {
     /** The channel closed (under its read lock, no reader inside): what a read's wait held goes. */
     public void closed() {
         upgrading.release();
+    }
+
+    /** The kernel path of a raw direction's route: the upgrading one while the connection may move. */
+    private DataPath kernelPath(int route) {
+        return route == ConnectionLifecycle.ROUTE_MOVING ? upgrading : kernel;
     }
 
     /**

@@ -366,12 +366,9 @@ final class SendSlots {
                 // no buffer: UCX finishes it alone
                 worker.release(header);
             }
-            long bulk = bulkTag(remoteId, sent);
-            request = expedite ? endpoint.tagSendExpedited(address, length, bulk, token)
-                    : endpoint.tagSend(address, length, bulk, token);
+            request = endpoint.tagSend(address, length, bulkTag(remoteId, sent), token, expedite);
         } else {
-            request = expedite ? endpoint.tagSendExpedited(address, length, dataTag, token)
-                    : endpoint.tagSend(address, length, dataTag, token);
+            request = endpoint.tagSend(address, length, dataTag, token, expedite);
         }
         if (selfLoop) {
             group.wakeOthers();

@@ -137,22 +137,19 @@ public final class UcxEndpoint implements AutoCloseable {
      * {@link UcxWorker#COMPLETED} is returned). Allocates nothing.
      */
     public long tagSend(long address, long length, long tag, int token) throws UcxException {
-        long ep = ensureUsable("ucp_tag_send_nbx");
-        final MemorySegment param = worker.notifySendParam;
-        param.set(ValueLayout.JAVA_LONG, UcpStructs.UcpRequestParam.USER_DATA, worker.notifyUserData(token));
-        return worker.track(Ucp.ucp_tag_send_nbx(ep, address, length, tag, param.address()), "ucp_tag_send_nbx");
+        return tagSend(address, length, tag, token, false);
     }
 
     /**
-     * {@link #tagSend(long, long, long, int)} asking UCX to finish the send locally first
-     * ({@code UCP_OP_ATTR_FLAG_FAST_CMPL}): UCX copies the message out (eager) up to its larger,
-     * local-completion threshold (256 KiB over shared memory in UCX 1.13) instead of handing the peer
-     * a rendezvous for it above ~8 KiB, so the message needs no fetch by the peer and no
+     * {@link #tagSend(long, long, long, int)}; {@code expedited} asks UCX to finish the send locally
+     * first ({@code UCP_OP_ATTR_FLAG_FAST_CMPL}): UCX copies the message out (eager) up to its
+     * larger, local-completion threshold (256 KiB over shared memory in UCX 1.13) instead of handing
+     * the peer a rendezvous for it above ~8 KiB, so the message needs no fetch by the peer and no
      * acknowledgement back. Allocates nothing.
      */
-    public long tagSendExpedited(long address, long length, long tag, int token) throws UcxException {
+    public long tagSend(long address, long length, long tag, int token, boolean expedited) throws UcxException {
         long ep = ensureUsable("ucp_tag_send_nbx");
-        final MemorySegment param = worker.notifyExpeditedSendParam;
+        final MemorySegment param = expedited ? worker.notifyExpeditedSendParam : worker.notifySendParam;
         param.set(ValueLayout.JAVA_LONG, UcpStructs.UcpRequestParam.USER_DATA, worker.notifyUserData(token));
         return worker.track(Ucp.ucp_tag_send_nbx(ep, address, length, tag, param.address()), "ucp_tag_send_nbx");
     }

@@ -93,7 +93,7 @@ public final class UcxWorker implements AutoCloseable {
     private final MemorySegment notifyReceiveParam;
     // ucp_request_param_t for sends that tell the completion listener: callback, user_data
     final MemorySegment notifySendParam;
-    // notifySendParam with UCP_OP_ATTR_FLAG_FAST_CMPL (UcxEndpoint.tagSendExpedited)
+    // notifySendParam with UCP_OP_ATTR_FLAG_FAST_CMPL (UcxEndpoint.tagSend, expedited)
     final MemorySegment notifyExpeditedSendParam;
     // slot of the completion listener in Upcalls (the high half of user_data), 0 without one
     private int listenerSlot;
