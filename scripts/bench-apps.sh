@@ -16,6 +16,11 @@
 #            runs use the JDK's SelectorProvider and AsynchronousChannelProvider, hadroNIO's runs
 #            both of hadroNIO's (the server names the asynchronous one itself)
 #   tomcat-nio  the same with Tomcat's NIO connector (Http11NioProtocol, a Selector)
+#   kafka    Kafka 4.1 (a KRaft node: broker and controller in one JVM) and Kafka's producer and consumer:
+#            "hadronio kafka benchmark", acks=all records of SIZE bytes: records/s with KAFKA_IN_FLIGHT in
+#            flight, then one at a time with p50/p99; then a consumer (Kafka's defaults) reads KAFKA_FETCH_MIB
+#            MiB of 64-KiB records from the log 8 times (the first unmeasured; the broker sends the log
+#            with FileChannel.transferTo): MB/s
 #   jgroups  JGroups 5.5 on TCP_NIO2, 3 member JVMs: "hadronio jgroups benchmark", multicast
 #            messages/s received per member (mean of the members), then member 0's sequential
 #            RpcDispatcher unicast calls with p50/p99
@@ -23,6 +28,7 @@
 #   scripts/bench-apps.sh                          # 3 rounds of all three, ~14 minutes (2026-11-29: 9.6 min for gRPC and JGroups, 4.5 for Jetty)
 #   RUNS=5 APPS="grpc jetty" SKIP_BUILD=1 scripts/bench-apps.sh
 #   RUNS=3 APPS="tomcat tomcat-nio" SKIP_BUILD=1 scripts/bench-apps.sh
+#   RUNS=3 APPS=kafka SKIP_BUILD=1 scripts/bench-apps.sh
 #
 # Environment:
 #   RUNS            interleaved rounds (default 3; medians of the rounds that succeeded)
@@ -34,6 +40,8 @@
 #   SIZE            gRPC request/answer and Jetty/Tomcat response bytes (default 64)
 #   GRPC_IN_FLIGHT  gRPC calls in flight (default 32)
 #   JETTY_IN_FLIGHT Jetty and Tomcat requests in flight (default 16)
+#   KAFKA_IN_FLIGHT Kafka records in flight (default 32)
+#   KAFKA_FETCH_MIB MiB of the partition the Kafka consumer reads per pass (default 256)
 #   JGROUPS_SIZE    JGroups message and RPC argument bytes (default 100)
 #   BASELINE_JAR    another hadronio-app.jar, run as provider "before" in every round (an A/B of two builds,
 #                   each next to the same JDK runs)
@@ -65,6 +73,8 @@ SIZE="${SIZE:-64}"
 GRPC_IN_FLIGHT="${GRPC_IN_FLIGHT:-32}"
 JETTY_IN_FLIGHT="${JETTY_IN_FLIGHT:-16}"
 JGROUPS_SIZE="${JGROUPS_SIZE:-100}"
+KAFKA_IN_FLIGHT="${KAFKA_IN_FLIGHT:-32}"
+KAFKA_FETCH_MIB="${KAFKA_FETCH_MIB:-256}"
 JGROUPS_ARGS="${JGROUPS_ARGS:-}"
 TOMCAT_ARGS="${TOMCAT_ARGS:-}"
 SERVER_CPU="${SERVER_CPU:-0}"
@@ -123,13 +133,23 @@ server_options() {
     tomcat-nio) echo "--protocol nio $TOMCAT_ARGS" ;;
   esac
 }
+# client_options APP: what the client of APP needs beyond "-r -l -i --warmup -d"
+client_options() {
+  case "$1" in
+    kafka) echo "--fetch-mib $KAFKA_FETCH_MIB --fetch-passes 8" ;;
+  esac
+}
 
 # run_pair APP PROVIDER TAG: a server and a client ("APP benchmark -s" / "-r"); sets STATUS, REASON, LINES
 run_pair() {
   local app="$1" provider="$2" tag="$3" port="" i rc in_flight cmd
   local slog="$LOG_DIR/$tag-server.log" clog="$LOG_DIR/$tag-client.log"
   STATUS=failed REASON="" LINES=""
-  in_flight=$([ "$app" = grpc ] && echo "$GRPC_IN_FLIGHT" || echo "$JETTY_IN_FLIGHT")
+  case "$app" in
+    grpc) in_flight="$GRPC_IN_FLIGHT" ;;
+    kafka) in_flight="$KAFKA_IN_FLIGHT" ;;
+    *) in_flight="$JETTY_IN_FLIGHT" ;;
+  esac
   cmd="$(command_of "$app")"
   # shellcheck disable=SC2046
   java_bg "$provider" "$SERVER_CPU" "$slog" "$cmd" benchmark -s -a 127.0.0.1:0 -l "$SIZE" $(server_options "$app")
@@ -146,7 +166,7 @@ run_pair() {
     return
   fi
   java_bg "$provider" "$CLIENT_CPU" "$clog" "$cmd" benchmark -r "127.0.0.1:$port" -l "$SIZE" -i "$in_flight" \
-    --warmup "$WARMUP" -d "$DURATION"
+    --warmup "$WARMUP" -d "$DURATION" $(client_options "$app")
   rc=0; wait "$PID" || rc=$?
   LINES="$(grep '^RESULT ' "$clog" || true)"
   if [ "$rc" = 124 ]; then
@@ -229,6 +249,11 @@ p99|sequential p99 µs|sequential|p99_us" ;;
 seq|sequential requests/s (blocking API)|sequential|per_s
 p50|sequential p50 µs|sequential|p50_us
 p99|sequential p99 µs|sequential|p99_us" ;;
+    kafka) echo "conc|acks=all records/s, $KAFKA_IN_FLIGHT in flight|concurrent|per_s
+seq|sequential acks=all records/s|sequential|per_s
+p50|sequential p50 µs|sequential|p50_us
+p99|sequential p99 µs|sequential|p99_us
+fetch|consumer fetch MB/s, $KAFKA_FETCH_MIB MiB of 64-KiB records|fetch|mb_s" ;;
     jgroups) echo "mcast|multicast messages/s received per member (mean of 3)|multicast|per_s
 seq|sequential RPCs/s (RpcDispatcher, unicast)|rpc|per_s
 p50|sequential RPC p50 µs|rpc|p50_us
@@ -289,7 +314,7 @@ print_table() {
   echo "Applications side by side on 127.0.0.1, $(nproc) cores; server on core $SERVER_CPU, client on core $CLIENT_CPU" \
        "(JGroups members on cores: $MEMBER_CPUS)"
   echo "each loop: $WARMUP s warm-up, $DURATION s measured; medians of $RUNS interleaved rounds (JDK first in odd rounds)"
-  echo "gRPC: $SIZE B calls on one channel; Jetty, Tomcat: GET, $SIZE B responses, HTTP/1.1 keep-alive (Jetty's HttpClient); JGroups: 3 members, $JGROUPS_SIZE B messages${JGROUPS_ARGS:+ ($JGROUPS_ARGS)}${TOMCAT_ARGS:+; Tomcat servers: $TOMCAT_ARGS}"
+  echo "gRPC: $SIZE B calls on one channel; Jetty, Tomcat: GET, $SIZE B responses, HTTP/1.1 keep-alive (Jetty's HttpClient); JGroups: 3 members, $JGROUPS_SIZE B messages; Kafka: $SIZE B records, acks=all${JGROUPS_ARGS:+ ($JGROUPS_ARGS)}${TOMCAT_ARGS:+; Tomcat servers: $TOMCAT_ARGS}"
   echo
   if [ -n "$BASELINE_JAR" ]; then
     echo "| app | figure | JDK median | hadroNIO median | hadroNIO/JDK | before median | before/JDK | JDK rounds | hadroNIO rounds | before rounds | transport (JDK; hadroNIO) |"
@@ -351,7 +376,7 @@ main() {
   [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$RUNS'"
   local a cpus
   for a in $APPS; do
-    [[ "$a" =~ ^(grpc|jetty|tomcat|tomcat-nio|jgroups)$ ]] || die "APPS entry '$a' is not grpc, jetty, tomcat, tomcat-nio or jgroups"
+    [[ "$a" =~ ^(grpc|jetty|tomcat|tomcat-nio|jgroups|kafka)$ ]] || die "APPS entry '$a' is not grpc, jetty, tomcat, tomcat-nio, jgroups or kafka"
   done
   cpus="$(nproc)"
   ((SERVER_CPU < cpus && CLIENT_CPU < cpus)) || die "SERVER_CPU/CLIENT_CPU ($SERVER_CPU/$CLIENT_CPU) must be < $cpus cores"

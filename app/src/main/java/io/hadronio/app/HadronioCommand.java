@@ -7,6 +7,7 @@ import io.hadronio.app.evaluate.EvaluateCommand;
 import io.hadronio.app.grpc.GrpcCommand;
 import io.hadronio.app.jetty.JettyCommand;
 import io.hadronio.app.jgroups.JGroupsCommand;
+import io.hadronio.app.kafka.KafkaCommand;
 import io.hadronio.app.load.LoadCommand;
 import io.hadronio.app.machine.MachineCommand;
 import io.hadronio.app.netty.NettyCommand;
@@ -32,7 +33,7 @@ import picocli.CommandLine.Spec;
         versionProvider = HadronioCommand.Version.class,
         description = "Demos and benchmarks for hadroNIO, a java.nio SelectorProvider over UCX.",
         subcommands = {UcxCommand.class, BlockingCommand.class, NonBlockingCommand.class, NettyCommand.class, Nio2Command.class,
-            GrpcCommand.class, JettyCommand.class, TomcatCommand.class, JGroupsCommand.class, LoadCommand.class, PatternsCommand.class,
+            GrpcCommand.class, JettyCommand.class, TomcatCommand.class, JGroupsCommand.class, KafkaCommand.class, LoadCommand.class, PatternsCommand.class,
             EvaluateCommand.class,
             MachineCommand.class, ProbeCommand.class, DoctorCommand.class, SsCommand.class,
             CommandLine.HelpCommand.class})
