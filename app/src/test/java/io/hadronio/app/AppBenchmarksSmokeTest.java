@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -22,7 +23,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code hadronio grpc benchmark}, {@code jetty benchmark}, {@code tomcat benchmark} (its NIO.2
- * connector on both providers, its NIO connector on hadroNIO) and {@code jgroups benchmark}
+ * connector on both providers, its NIO connector on hadroNIO), {@code jgroups benchmark} and
+ * {@code kafka benchmark} (on hadroNIO; its JDK side is the same code as the others')
  * briefly, in real JVMs (a JVM's provider is fixed at its first use of NIO), on the JDK's
  * provider ({@code DISABLE_HADRONIO=true}) and on hadroNIO: every run completes, answers
  * calls, counts no failure and names the provider asked for and a transport. Behaviour only;
@@ -65,6 +67,18 @@ class AppBenchmarksSmokeTest {
         }
     }
 
+    @Test
+    void kafkaBenchmarkShouldProduceInFlightAndOneAtATimeAndFetchEveryRecord() throws Exception {
+        ChildJvm server = clientAndServer("hadronio", "kafka", "4", List.of("--fetch-mib", "1", "--fetch-passes", "2"));
+        ChildJvm client = jvms.get(1);
+        String fetch = only(client.results(), "mode=fetch", client);
+        assertEquals("hadronio", field(fetch, "provider"), client::output);
+        assertEquals("0", field(fetch, "failures"), client::output);
+        assertEquals(String.valueOf(1 << 20), field(fetch, "bytes"), fetch);
+        assertTrue(Double.parseDouble(field(fetch, "mb_s")) > 0, fetch);
+        assertTrue(server.isAlive(), server::output);
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"jdk", "hadronio"})
     void jgroupsMembersShouldReceiveEveryMulticastAndAnswerRpcs(String provider) throws Exception {
@@ -95,6 +109,12 @@ class AppBenchmarksSmokeTest {
      */
     private ChildJvm clientAndServer(String provider, String app, String inFlight, String... serverOptions)
             throws Exception {
+        return clientAndServer(provider, app, inFlight, List.of(), serverOptions);
+    }
+
+    /** {@link #clientAndServer(String, String, String, String...)} with {@code clientOptions} added to the client's. */
+    private ChildJvm clientAndServer(String provider, String app, String inFlight, List<String> clientOptions,
+                                     String... serverOptions) throws Exception {
         assumeProvider(provider);
         List<String> serverArgs = new ArrayList<>(List.of(app, "benchmark", "-s", "-a", "127.0.0.1:0"));
         serverArgs.addAll(List.of(serverOptions));
@@ -102,6 +122,7 @@ class AppBenchmarksSmokeTest {
         String port = server.await(LISTENING, 60);
         List<String> args = new ArrayList<>(List.of(app, "benchmark", "-r", "127.0.0.1:" + port, "-i", inFlight));
         args.addAll(SHORT);
+        args.addAll(clientOptions);
         ChildJvm client = start(provider, args.toArray(String[]::new));
         assertEquals(0, client.waitFor(60), () -> client.output() + "\n--- server:\n" + server.output());
         List<String> lines = client.results();

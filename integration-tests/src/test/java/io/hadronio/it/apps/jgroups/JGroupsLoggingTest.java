@@ -27,6 +27,12 @@ class JGroupsLoggingTest {
         return Path.of(entry).getFileName().toString().startsWith("slf4j-");
     }
 
+    // JGroups prefers Log4j 2 when log4j-core is present, and the test class path carries it
+    // for Kafka: this application is JGroups with or without SLF4J only
+    private static boolean isLog4j(String entry) {
+        return Path.of(entry).getFileName().toString().startsWith("log4j-");
+    }
+
     /** JGroups' log class and its record's lines, as the probe printed them. */
     private static List<String> loggingView(Side side, Predicate<String> classPath) throws Exception {
         int port = JGroupsTest.freePorts(1)[0];
@@ -42,7 +48,7 @@ class JGroupsLoggingTest {
     @ParameterizedTest(name = "SLF4J on the class path: {0}")
     @ValueSource(booleans = {true, false})
     void jgroupsShouldLogTheSameWayWithHadronio(boolean withSlf4j) throws Exception {
-        Predicate<String> classPath = withSlf4j ? e -> true : e -> !isSlf4j(e);
+        Predicate<String> classPath = withSlf4j ? e -> !isLog4j(e) : e -> !isSlf4j(e) && !isLog4j(e);
         List<String> plain = loggingView(Side.JDK, classPath);
         List<String> accelerated = loggingView(Side.HADRONIO, classPath);
         String expected = withSlf4j ? "LOG org.jgroups.logging.Slf4jLogImpl" : "LOG org.jgroups.logging.JDKLogImpl";
