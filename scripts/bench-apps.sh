@@ -19,7 +19,7 @@
 #   kafka    Kafka 4.1 (a KRaft node: broker and controller in one JVM) and Kafka's producer and consumer:
 #            "hadronio kafka benchmark", acks=all records of SIZE bytes: records/s with KAFKA_IN_FLIGHT in
 #            flight, then one at a time with p50/p99; then a consumer (Kafka's defaults) reads KAFKA_FETCH_MIB
-#            MiB of 64-KiB records from the log 8 times (the first unmeasured; the broker sends the log
+#            MiB of 64-KiB records from the log 16 times (the first 8 unmeasured; the broker sends the log
 #            with FileChannel.transferTo): MB/s
 #   jgroups  JGroups 5.5 on TCP_NIO2, 3 member JVMs: "hadronio jgroups benchmark", multicast
 #            messages/s received per member (mean of the members), then member 0's sequential
@@ -136,7 +136,7 @@ server_options() {
 # client_options APP: what the client of APP needs beyond "-r -l -i --warmup -d"
 client_options() {
   case "$1" in
-    kafka) echo "--fetch-mib $KAFKA_FETCH_MIB --fetch-passes 8" ;;
+    kafka) echo "--fetch-mib $KAFKA_FETCH_MIB --fetch-passes 16" ;;
   esac
 }
 

@@ -47,7 +47,7 @@ import picocli.CommandLine.Spec;
  * outstanding ({@code concurrent}), then one at a time ({@code sequential}, with latency);
  * then, with {@code --fetch-mib}, a consumer (Kafka's defaults) reads a partition of that
  * many MiB in records of {@code --fetch-record} bytes from its start, {@code --fetch-passes}
- * times (the first unmeasured): the broker sends it from the log with
+ * times (the first half unmeasured: the JIT compiles the fetch path then, as the loops' warm-up does theirs): the broker sends it from the log with
  * {@code FileChannel.transferTo} into the socket channel. Every record's length and index
  * are checked. One {@code RESULT app=kafka mode=...} line per loop and for the fetch.
  */
@@ -85,8 +85,8 @@ public final class KafkaBenchmark implements Callable<Integer> {
             description = "Client: bytes of each record of the fetched partition (default: ${DEFAULT-VALUE}).")
     int fetchRecord;
 
-    @Option(names = "--fetch-passes", defaultValue = "4",
-            description = "Client: reads of the whole partition, the first unmeasured (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--fetch-passes", defaultValue = "16",
+            description = "Client: reads of the whole partition, the first half unmeasured (default: ${DEFAULT-VALUE}).")
     int fetchPasses;
 
     @Mixin
@@ -167,7 +167,8 @@ public final class KafkaBenchmark implements Callable<Integer> {
             return failed.get();
         }
         TopicPartition partition = new TopicPartition(FETCH_TOPIC, 0);
-        double[] mbs = new double[fetchPasses - 1];
+        int unmeasured = fetchPasses / 2;
+        double[] mbs = new double[fetchPasses - unmeasured];
         long wrong = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig(servers))) {
             consumer.assign(List.of(partition));
@@ -191,9 +192,9 @@ public final class KafkaBenchmark implements Callable<Integer> {
                 wrong += records - next;
                 transport = Transports.byEndpoints();
                 System.out.printf(Locale.ROOT, "fetch pass %d%s: %d records, %.1f MB/s%n", pass,
-                        pass == 0 ? " (unmeasured)" : "", next, bytes / seconds / 1e6);
-                if (pass > 0) {
-                    mbs[pass - 1] = bytes / seconds / 1e6;
+                        pass < unmeasured ? " (unmeasured)" : "", next, bytes / seconds / 1e6);
+                if (pass >= unmeasured) {
+                    mbs[pass - unmeasured] = bytes / seconds / 1e6;
                 }
             }
             Arrays.sort(mbs);
