@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Properties;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+// its providers come from its own Properties, never the JVM's: test.sh's eager pass leaves it out
+@Tag("own-properties")
 class HadronioConfigTest {
     private static HadronioConfig with(String name, String value) {
         Properties p = new Properties();

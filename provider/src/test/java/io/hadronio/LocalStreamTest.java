@@ -28,6 +28,7 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -39,6 +40,8 @@ import org.junit.jupiter.api.Timeout;
  * peer's close taken, timed reads; and it moves to UCX as a TCP connection does. Both ends
  * in one JVM (a provider's clients meet its own listeners as another process's would).
  */
+// its providers come from its own Properties, never the JVM's: test.sh's eager pass leaves it out
+@Tag("own-properties")
 @Timeout(60)
 class LocalStreamTest {
     static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();

@@ -22,6 +22,7 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +32,8 @@ import org.junit.jupiter.api.Test;
  * why in one WARNING, and every later channel is the JDK's. The start is held (or failed) through
  * the provider's test seam, which runs first on the start's thread.
  */
+// its providers come from its own Properties, never the JVM's: test.sh's eager pass leaves it out
+@Tag("own-properties")
 class RuntimeStartTest {
     private static HadronioProvider server;
 

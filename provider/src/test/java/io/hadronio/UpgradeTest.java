@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,6 +42,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * direction that never switched ends with the kernel's FIN. Both ends in one JVM, through
  * the public NIO API.
  */
+// its providers come from its own Properties, never the JVM's: test.sh's eager pass leaves it out
+@Tag("own-properties")
 @Timeout(120)
 class UpgradeTest {
     static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();

@@ -27,6 +27,7 @@ import javax.management.remote.JMXConnectorServerFactory;
 import javax.management.remote.JMXServiceURL;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,6 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * server, one to a hadroNIO server with another key; every field of their rows and the counters'
  * changes are checked.
  */
+// its providers come from its own Properties, never the JVM's: test.sh's eager pass leaves it out
+@Tag("own-properties")
 @Timeout(120)
 class ProviderMBeanTest {
     private static HadronioProvider provider;
