@@ -26,6 +26,21 @@ public final class UpgradedPairs {
     }
 
     /**
+     * A provider whose client connections start their upgrades at their second write: the first
+     * bytes of each direction go raw, so each connection keeps its upgrade session open after
+     * the move (PathSwitch). With no delay ({@link #upgradingAtOnce}) a connection starts at its
+     * connect, and one that moves before its first byte ends its session at once.
+     */
+    public static HadronioProvider upgradingAtSecondWrite() {
+        Properties p = new Properties();
+        p.setProperty("hadronio.upgrade", "true");
+        p.setProperty("hadronio.upgrade.delay", "1");
+        p.setProperty("hadronio.upgrade.writes", "1");
+        p.setProperty("hadronio.local.stream", System.getProperty("test.local.stream", "true"));
+        return new HadronioProvider(HadronioConfig.from(p));
+    }
+
+    /**
      * Ping-pong of numbered 8-byte messages (both channels blocking) until both directions carry
      * their bytes over UCX; every message must arrive whole and in order.
      */
