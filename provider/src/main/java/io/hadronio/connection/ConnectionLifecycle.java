@@ -196,30 +196,35 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
         upgradedAt = System.currentTimeMillis();
         Counters.jvm().upgradeFinished();
         // the remote address as the channel noted it: asking the socket would take its lock here
-        String remote = peerText;
-        ConnectionEvents.upgraded(remote == null ? "" : remote);
+        if (ConnectionEvents.upgradedWanted()) {
+            java.net.SocketAddress remote = peer;
+            ConnectionEvents.upgraded(remote == null ? "" : remote.toString());
+        }
     }
 
     // the remote address, as the channel noted it when the connection opened (observeAs); null before
-    private volatile String peerText;
+    private volatile java.net.SocketAddress peer;
 
     /** The channel's note of the remote address, when the connection opened (for the observing tools). */
-    public void observeAs(String remote) {
-        peerText = remote;
+    public void observeAs(java.net.SocketAddress remote) {
+        peer = remote;
     }
 
-    /** The remote address, for the observing tools: the channel's note, or the kernel socket's; "" when none. */
+    /**
+     * The remote address, for the observing tools: the channel's note, or the kernel socket's; ""
+     * when none. Formatted here, when asked, not at every open: {@code InetSocketAddress.toString}
+     * was a tenth of a cold server's work per accepted connection.
+     */
     public String peerText() {
-        String p = peerText;
-        if (p != null) {
-            return p;
+        java.net.SocketAddress a = peer;
+        if (a == null) {
+            try {
+                a = tcp.getRemoteAddress();
+            } catch (IOException | RuntimeException e) {
+                return "";
+            }
         }
-        try {
-            java.net.SocketAddress a = tcp.getRemoteAddress();
-            return a == null ? "" : a.toString();
-        } catch (IOException | RuntimeException e) {
-            return "";
-        }
+        return a == null ? "" : a.toString();
     }
 
     /**
@@ -236,7 +241,9 @@ public final class ConnectionLifecycle implements Reactor.Ticked, Reactor.Closed
             fallback = reason;
         }
         Counters.jvm().fellBack(reason);
-        ConnectionEvents.fellBack(peerText(), reason, how);
+        if (ConnectionEvents.fellBackWanted()) {
+            ConnectionEvents.fellBack(peerText(), reason, how);
+        }
     }
 
     /**

@@ -27,9 +27,11 @@ final class ChannelObservation implements ObservedConnection {
     // under this object's monitor: opened, then closed, each once
     private boolean opened;
     private boolean closed;
-    // the addresses and time at the open (the local stream's emulated TCP addresses where it is one)
-    private volatile String local = "";
-    private volatile String remote = "";
+    // the addresses and time at the open (the local stream's emulated TCP addresses where it is one);
+    // an address is formatted only when something reports it (text): formatting it at every open
+    // was a tenth of a cold server's work per accepted connection
+    private volatile SocketAddress local;
+    private volatile SocketAddress remote;
     private volatile long openedAt;
 
     ChannelObservation(UcxRuntime runtime, ConnectionLifecycle life, KernelStream kernel, Paths paths) {
@@ -46,13 +48,15 @@ final class ChannelObservation implements ObservedConnection {
                 return;
             }
             opened = true;
-            local = text(true);
-            remote = text(false);
+            local = address(true);
+            remote = address(false);
             openedAt = System.currentTimeMillis();
         }
         life.observeAs(remote);
         Counters.jvm().opened(this);
-        ConnectionEvents.opened(local, remote, paths.path().label(), paths.transport());
+        if (ConnectionEvents.openedWanted()) {
+            ConnectionEvents.opened(text(local), text(remote), paths.path().label(), paths.transport());
+        }
     }
 
     /** The channel closed: the connection leaves the listing, its bytes count as closed ones. */
@@ -66,18 +70,21 @@ final class ChannelObservation implements ObservedConnection {
                 return;
             }
         }
-        if (Counters.jvm().closed(this)) {
-            ConnectionEvents.closed(local, remote, paths.path().label(), sum(true), sum(false), openedAt);
+        if (Counters.jvm().closed(this) && ConnectionEvents.closedWanted()) {
+            ConnectionEvents.closed(text(local), text(remote), paths.path().label(), sum(true), sum(false), openedAt);
         }
     }
 
-    private String text(boolean ofLocal) {
+    private SocketAddress address(boolean ofLocal) {
         try {
-            SocketAddress a = ofLocal ? kernel.localAddress() : kernel.remoteAddress();
-            return a == null ? "" : a.toString();
+            return ofLocal ? kernel.localAddress() : kernel.remoteAddress();
         } catch (IOException | RuntimeException e) {
-            return "";
+            return null;
         }
+    }
+
+    private static String text(SocketAddress a) {
+        return a == null ? "" : a.toString();
     }
 
     private long sum(boolean in) {
@@ -92,7 +99,7 @@ final class ChannelObservation implements ObservedConnection {
     public ConnectionInfo info() {
         Fallback f = life.whyNotOnUcx(runtime.startFailed());
         String how = f == null ? null : life.fallbackHow();
-        return new ConnectionInfo(local, remote, life.stateName(), paths.path().label(), paths.transport(),
+        return new ConnectionInfo(text(local), text(remote), life.stateName(), paths.path().label(), paths.transport(),
                 f == null ? "" : f.code(), f == null ? "" : how == null ? f.words() : f.words() + ": " + how,
                 sum(true), sum(false), openedAt, life.upgradedAt());
     }

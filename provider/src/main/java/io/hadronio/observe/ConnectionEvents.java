@@ -26,6 +26,26 @@ public final class ConnectionEvents {
         static final Closed CLOSED = new Closed();
     }
 
+    /** Whether {@link #opened} would record anything (so that its caller formats nothing otherwise). */
+    public static boolean openedWanted() {
+        return JdkModules.jfrStarted() && Probes.OPENED.isEnabled();
+    }
+
+    /** Whether {@link #upgraded} would record anything. */
+    public static boolean upgradedWanted() {
+        return JdkModules.jfrStarted() && Probes.UPGRADED.isEnabled();
+    }
+
+    /** Whether {@link #fellBack} would record anything. */
+    public static boolean fellBackWanted() {
+        return JdkModules.jfrStarted() && Probes.FELL_BACK.isEnabled();
+    }
+
+    /** Whether {@link #closed} would record anything. */
+    public static boolean closedWanted() {
+        return JdkModules.jfrStarted() && Probes.CLOSED.isEnabled();
+    }
+
     /** A connection opened on {@code path} ({@link PathKind#label()}). */
     public static void opened(String local, String remote, String path, String transport) {
         if (JdkModules.jfrStarted() && Probes.OPENED.isEnabled()) {
