@@ -29,8 +29,8 @@ import java.util.concurrent.TimeUnit;
  * <p>One pass, in this order: take the retry requests, select (without a timeout only when
  * nothing is ticked, retried or due: else 1 ms while anything is ticked or retried every
  * pass, 10 ms otherwise), run the tasks, run what waited for a deregistration, dispatch the
- * selected keys, retry the retry lists (in the order they were made), tick, expire deadlines.
- * A pass with nothing to do allocates nothing.
+ * selected keys, retry the retry lists (in the order they were made), tick, expire the
+ * deadlines that had passed when the selection began. A pass with nothing to do allocates nothing.
  */
 public final class ControlLoop implements Runnable, Reactor {
     private static final Logger LOG = LazyLogger.of(ControlLoop.class);
@@ -173,6 +173,11 @@ public final class ControlLoop implements Runnable, Reactor {
     private void turn() throws java.io.IOException {
         takeRequests();
         long timeout = timeout();
+        // the deadlines of this turn are judged by when its selection began: a socket whose bytes
+        // came before that is among the keys it selects, handled before the deadlines; one that
+        // expired later than that, while this thread was held up (a slow task, a loaded machine),
+        // waits for the next selection, which sees its bytes if they came meanwhile
+        long selectionBegan = System.nanoTime();
         if (timeout == 0) {
             // announce the open-ended sleep before the last look at the retry requests,
             // so that a thread adding one after that look sees the flag and wakes us
@@ -207,7 +212,7 @@ public final class ControlLoop implements Runnable, Reactor {
             retrying.get(i).retryAll();
         }
         tick();
-        expireDeadlines();
+        expireDeadlines(selectionBegan);
         passes++;
     }
 
@@ -425,11 +430,11 @@ public final class ControlLoop implements Runnable, Reactor {
         deadlines.remove(d);
     }
 
-    private void expireDeadlines() {
+    /** Ends what was due by {@code now}, the start of this turn's selection (see {@link #turn}). */
+    private void expireDeadlines(long now) {
         if (deadlines.isEmpty()) {
             return;
         }
-        long now = System.nanoTime();
         for (Deadlined d : new ArrayList<>(deadlines)) {
             if (d.due(now)) {
                 d.expire();

@@ -196,6 +196,73 @@ class ControlLoopTest {
     }
 
     /** Takes {@code s} on the loop's thread, after the passes that ran before. */
+    /**
+     * A deadline that passes while the loop is held up (a slow task, a loaded machine) must not
+     * end what it guards before the loop has looked at the bytes that came before it: the
+     * server's handshake took a client's hello that had come in time for no hello, and handed
+     * it to the application as plain data (HandshakeFuzzTest saw its own CLIENT_HELLO echoed).
+     */
+    @Test
+    void shouldLookAtBytesThatCameInTimeBeforeTheirDeadlineExpires() throws Exception {
+        java.nio.channels.Pipe pipe = SelectorProvider.provider().openPipe();
+        try {
+            pipe.source().configureBlocking(false);
+            List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch expired = new CountDownLatch(1);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+            Reactor.Deadlined guard = new Reactor.Deadlined() {
+                @Override
+                public boolean due(long now) {
+                    return now - deadline > 0;
+                }
+
+                @Override
+                public void expire() {
+                    order.add("expired");
+                    loop.removeDeadline(this);
+                    expired.countDown();
+                }
+            };
+            CountDownLatch registered = new CountDownLatch(1);
+            loop.execute(() -> {
+                try {
+                    loop.register(pipe.source(), java.nio.channels.SelectionKey.OP_READ, key -> {
+                        order.add("read");
+                        try {
+                            pipe.source().read(java.nio.ByteBuffer.allocate(16));
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                        key.cancel();
+                    });
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                loop.addDeadline(guard);
+                registered.countDown();
+            });
+            assertTrue(registered.await(10, TimeUnit.SECONDS));
+            // the loop held up past the deadline; the bytes come well before it
+            CountDownLatch holding = new CountDownLatch(1);
+            loop.execute(() -> {
+                holding.countDown();
+                try {
+                    Thread.sleep(600);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertTrue(holding.await(10, TimeUnit.SECONDS));
+            pipe.sink().write(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3}));
+            assertTrue(expired.await(10, TimeUnit.SECONDS), "the deadline never expired");
+            assertEquals(List.of("read", "expired"), List.copyOf(order),
+                    "bytes that came before the deadline are looked at before it expires");
+        } finally {
+            pipe.sink().close();
+            pipe.source().close();
+        }
+    }
+
     private <T> T onLoop(java.util.function.Supplier<T> s) throws Exception {
         CompletableFuture<T> f = new CompletableFuture<>();
         loop.execute(() -> f.complete(s.get()));
