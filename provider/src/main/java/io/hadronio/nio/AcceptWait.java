@@ -37,6 +37,10 @@ final class AcceptWait {
     private volatile long sleeps;
     // the set and wakeFd are closed (under the accept lock)
     private boolean closed;
+    // the local stream listener's fd (addListener), or -1; and whether the last wait ended with
+    // fds ready among which it was not (under the accept lock; see takeLocalIdle)
+    private int localFd = -1;
+    private boolean localIdle;
 
     AcceptWait(SelectableChannel channel, ConcurrentLinkedQueue<?> handshaken, int listenerFd, AdaptiveSpin spin)
             throws IOException {
@@ -50,6 +54,19 @@ final class AcceptWait {
     /** Another listener (the local stream one) whose connections end a wait too. */
     void addListener(int fd) throws IOException {
         set.add(fd, EPollSet.EPOLLIN);
+        localFd = fd;
+    }
+
+    /**
+     * True when the last wait ended on ready fds and the local stream listener was not among
+     * them: the accept that follows need not ask it (a failed {@code accept(2)} per TCP
+     * connection otherwise). Asked once: false until the next wait says so again. A local
+     * connection that comes meanwhile waits for the next accept, whose wait reports it at once.
+     */
+    boolean takeLocalIdle() {
+        boolean idle = localIdle;
+        localIdle = false;
+        return idle;
     }
 
     /** Wakes a blocked accept (close): it sees the channel closed. */
@@ -101,11 +118,15 @@ final class AcceptWait {
             sleeping = false;
         }
         int wake = wakeFd.fd();
+        boolean local = false;
         for (int i = 0; i < n; i++) {
-            if (e.readyFd(i) == wake) {
+            int fd = e.readyFd(i);
+            if (fd == wake) {
                 wakeFd.drain();
             }
+            local |= fd == localFd;
         }
+        localIdle = n > 0 && localFd >= 0 && !local;
     }
 
     /**

@@ -345,7 +345,9 @@ public final class HadronioServerSocketChannel extends ServerSocketChannel imple
             if (h != null) {
                 return wrap(h);
             }
-            LocalStreams.Accepted local = localOffer.accept();
+            // (not when the wait just before saw TCP's listener ready and not the local one's)
+            AcceptWait w = acceptWait;
+            LocalStreams.Accepted local = w != null && w.takeLocalIdle() ? null : localOffer.accept();
             if (local != null) {
                 return streamChannel(local);
             }
