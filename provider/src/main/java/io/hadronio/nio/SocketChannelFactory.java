@@ -10,9 +10,6 @@ import io.hadronio.runtime.UcxRuntime;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.net.ProtocolFamily;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -37,8 +34,14 @@ import java.util.function.BiFunction;
 public final class SocketChannelFactory {
     private static final Logger LOG = LazyLogger.of(SocketChannelFactory.class);
     private static final String TRUSTED_CLASS = "io.hadronio.nio.TrustedSocketChannel";
-    // TrustedSocketChannel's constructor, typed as HadronioSocketChannel's; null: plain channels only
-    private static final MethodHandle NEW_TRUSTED = trustedConstructor();
+    // makes TrustedSocketChannels; null: plain channels only
+    private static final ChannelMaker NEW_TRUSTED = trustedMaker();
+
+    /** What makes the trusted channels ({@code TrustedSocketChannel.Maker}). */
+    interface ChannelMaker {
+        HadronioSocketChannel make(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle life,
+                                   BiFunction<ConnectionLifecycle, ChannelIo, KernelStream> kernel);
+    }
 
     private SocketChannelFactory() {
     }
@@ -94,28 +97,19 @@ public final class SocketChannelFactory {
 
     private static HadronioSocketChannel make(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle life,
                                               BiFunction<ConnectionLifecycle, ChannelIo, KernelStream> kernel) {
-        if (NEW_TRUSTED == null) {
-            return new HadronioSocketChannel(provider, runtime, life, kernel);
-        }
-        try {
-            return (HadronioSocketChannel) NEW_TRUSTED.invokeExact(provider, runtime, life, kernel);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            // the constructor declares no checked exception
-            throw new IllegalStateException(t);
-        }
+        ChannelMaker trusted = NEW_TRUSTED;
+        return trusted == null ? new HadronioSocketChannel(provider, runtime, life, kernel)
+                : trusted.make(provider, runtime, life, kernel);
     }
 
     /** Exports sun.nio.ch if needed and loads the subclass; null (logged) when either fails. */
-    private static MethodHandle trustedConstructor() {
+    private static ChannelMaker trustedMaker() {
         try {
             JdkInternals.ensureExported();
             Class<?> trusted = Class.forName(TRUSTED_CLASS, true, SocketChannelFactory.class.getClassLoader());
-            MethodType type = MethodType.methodType(void.class, SelectorProvider.class, UcxRuntime.class,
-                    ConnectionLifecycle.class, BiFunction.class);
-            return MethodHandles.lookup().findConstructor(trusted, type)
-                    .asType(type.changeReturnType(HadronioSocketChannel.class));
+            // (the subclass itself, loaded first: its failure to load is what is caught here)
+            Class<?> maker = Class.forName(TRUSTED_CLASS + "$Maker", true, trusted.getClassLoader());
+            return (ChannelMaker) maker.getDeclaredConstructor().newInstance();
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             LOG.log(Level.INFO, "hadroNIO: FileChannel.transferTo into a hadroNIO channel copies 8 KiB at a time ("
                     + TRUSTED_CLASS + " unavailable: " + e + ")");

@@ -38,6 +38,19 @@ final class TrustedSocketChannel extends HadronioSocketChannel implements SelChI
         super(provider, runtime, life, kernel);
     }
 
+    /**
+     * Makes these channels for {@link SocketChannelFactory}, which loads this class by name
+     * (see there why) and then calls it as a plain interface: a constructor's method handle
+     * ran its lambda forms in the interpreter for a cold JVM's every channel, and spun them.
+     */
+    static final class Maker implements SocketChannelFactory.ChannelMaker {
+        @Override
+        public HadronioSocketChannel make(SelectorProvider provider, UcxRuntime runtime, ConnectionLifecycle life,
+                                          BiFunction<ConnectionLifecycle, ChannelIo, KernelStream> kernel) {
+            return new TrustedSocketChannel(provider, runtime, life, kernel);
+        }
+    }
+
     /** None: the channel's bytes travel over UCX or behind our own framing, never through an fd the JDK may use. */
     @Override
     public FileDescriptor getFD() {
