@@ -11,5 +11,10 @@ if ! command -v "$cc" >/dev/null 2>&1; then
   exit 0
 fi
 mkdir -p "$out"
-"$cc" -O2 -s -shared -fPIC -Wall -Werror -o "$out/libhadronio_grant.so" \
-  -I"$java_home/include" -I"$java_home/include/linux" "$src"
+# a compiler that cannot build it (no jni.h, a toolchain problem) leaves the jar without it, as no
+# compiler does: the provider still works, and JdkInternalsTest reports the missing library
+if ! "$cc" -O2 -s -shared -fPIC -Wall -o "$out/libhadronio_grant.so" \
+    -I"$java_home/include" -I"$java_home/include/linux" "$src"; then
+  rm -f "$out/libhadronio_grant.so"
+  echo "[WARNING] hadroNIO: $cc could not build the JNI library (above); the provider jar goes without it" >&2
+fi
