@@ -39,6 +39,10 @@ final class ChildJvm implements AutoCloseable {
         command.add("--enable-native-access=ALL-UNNAMED");
         command.add("-ea");
         command.add("-Xmx256m");
+        // as the other modules' child JVMs: a short-lived JVM's C2 compilations are most of its CPU,
+        // and on two cores they slow its partner and the test JVM; nothing here is about speed
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("-XX:+UseSerialGC");
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(main.getName());
