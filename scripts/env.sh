@@ -61,39 +61,34 @@ hadronio_ucx_present() {
     && [ -e /usr/include/ucp/api/ucp.h ]
 }
 
-hadronio_require_ucx() {
-  hadronio_ucx_present && return 0
-  local pkgs="libucx0 ucx-utils libucx-dev"
+# hadronio_apt_install WHAT PACKAGES...: installs PACKAGES with apt-get when run as root, else says
+# which command would (WHAT names them in the messages); exits when it cannot.
+hadronio_apt_install() {
+  local what="$1"; shift
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "hadroNIO: installing UCX ($pkgs) with apt-get ..." >&2
+    echo "hadroNIO: installing $what ($*) with apt-get ..." >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2 && apt-get install -y -qq $pkgs >&2 || {
-      echo "hadroNIO: 'apt-get install $pkgs' failed; install UCX >= 1.13 and retry." >&2; exit 1; }
+    apt-get update -qq >&2 && apt-get install -y -qq "$@" >&2 || {
+      echo "hadroNIO: 'apt-get install $*' failed; install $what and retry." >&2; exit 1; }
   else
     cat >&2 <<MSG
-hadroNIO needs UCX >= 1.13 (runtime, tools and headers). Install it as root:
-    sudo apt-get update && sudo apt-get install -y $pkgs
+hadroNIO needs $what. Install it as root:
+    sudo apt-get update && sudo apt-get install -y $*
 MSG
     exit 1
   fi
+}
+
+hadronio_require_ucx() {
+  hadronio_ucx_present && return 0
+  hadronio_apt_install "UCX >= 1.13 (runtime, tools and headers)" libucx0 ucx-utils libucx-dev
 }
 
 # A C compiler builds the provider's JNI library (provider/src/main/c); without one the build goes
 # on without it, and a JVM's first connect costs ~0.1 s more.
 hadronio_require_cc() {
   command -v "${CC:-cc}" >/dev/null 2>&1 && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "hadroNIO: installing a C compiler (gcc) with apt-get ..." >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2 && apt-get install -y -qq gcc >&2 || {
-      echo "hadroNIO: 'apt-get install gcc' failed; install a C compiler and retry." >&2; exit 1; }
-  else
-    cat >&2 <<MSG
-hadroNIO's build needs a C compiler for its JNI library. Install one as root:
-    sudo apt-get update && sudo apt-get install -y gcc
-MSG
-    exit 1
-  fi
+  hadronio_apt_install "a C compiler (for the provider's JNI library)" gcc
 }
 
 hadronio_setup() {
