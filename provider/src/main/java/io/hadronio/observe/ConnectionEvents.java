@@ -48,7 +48,7 @@ public final class ConnectionEvents {
 
     /** A connection opened on {@code path} ({@link PathKind#label()}). */
     public static void opened(String local, String remote, String path, String transport) {
-        if (JdkModules.jfrStarted() && Probes.OPENED.isEnabled()) {
+        if (openedWanted()) {
             Opened e = new Opened();
             e.local = local;
             e.remote = remote;
@@ -63,7 +63,7 @@ public final class ConnectionEvents {
      * half takes its worker's lock, which the lifecycle's monitor, held here, must not take.)
      */
     public static void upgraded(String remote) {
-        if (JdkModules.jfrStarted() && Probes.UPGRADED.isEnabled()) {
+        if (upgradedWanted()) {
             Upgraded e = new Upgraded();
             e.remote = remote;
             e.commit();
@@ -72,7 +72,7 @@ public final class ConnectionEvents {
 
     /** A connection stays off UCX for {@code reason}; {@code how}: details, or null. */
     public static void fellBack(String remote, Fallback reason, String how) {
-        if (JdkModules.jfrStarted() && Probes.FELL_BACK.isEnabled()) {
+        if (fellBackWanted()) {
             FellBack e = new FellBack();
             e.remote = remote;
             e.reasonCode = reason.code();
@@ -83,7 +83,7 @@ public final class ConnectionEvents {
 
     /** A connection's channel closed, after {@code bytesIn} read and {@code bytesOut} written. */
     public static void closed(String local, String remote, String path, long bytesIn, long bytesOut, long openedAt) {
-        if (JdkModules.jfrStarted() && Probes.CLOSED.isEnabled()) {
+        if (closedWanted()) {
             Closed e = new Closed();
             e.local = local;
             e.remote = remote;

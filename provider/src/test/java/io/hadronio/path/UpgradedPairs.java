@@ -18,11 +18,7 @@ public final class UpgradedPairs {
 
     /** A provider whose connections open plain and may move to UCX at once (no upgrade delay). */
     public static HadronioProvider upgradingAtOnce() {
-        Properties p = new Properties();
-        p.setProperty("hadronio.upgrade", "true");
-        p.setProperty("hadronio.upgrade.delay", "0");
-        p.setProperty("hadronio.local.stream", System.getProperty("test.local.stream", "true"));
-        return new HadronioProvider(HadronioConfig.from(p));
+        return upgrading("0", null);
     }
 
     /**
@@ -32,10 +28,17 @@ public final class UpgradedPairs {
      * connect, and one that moves before its first byte ends its session at once.
      */
     public static HadronioProvider upgradingAtSecondWrite() {
+        return upgrading("1", "1");
+    }
+
+    /** An upgrading provider with this {@code hadronio.upgrade.delay} and {@code .writes} (null: the default). */
+    private static HadronioProvider upgrading(String delayMicros, String writes) {
         Properties p = new Properties();
         p.setProperty("hadronio.upgrade", "true");
-        p.setProperty("hadronio.upgrade.delay", "1");
-        p.setProperty("hadronio.upgrade.writes", "1");
+        p.setProperty("hadronio.upgrade.delay", delayMicros);
+        if (writes != null) {
+            p.setProperty("hadronio.upgrade.writes", writes);
+        }
         p.setProperty("hadronio.local.stream", System.getProperty("test.local.stream", "true"));
         return new HadronioProvider(HadronioConfig.from(p));
     }
