@@ -50,7 +50,12 @@ import java.util.concurrent.TimeUnit;
  * the client's bound port, which no other process can hold at the same time, and
  * expires after the handshake timeout. The destination address must be one the
  * listener is bound to, so a plain server on another address of the same port is never
- * mistaken for ours.
+ * mistaken for ours. Registrations of one port are counted, and each is claimed by one
+ * accepted connection: a client that resets its connection before the server accepts it
+ * frees the port at once, and the next client the kernel gives that port may register it
+ * while the dead connection still waits in the accept queue (with one registration per
+ * port, the dead connection took it, and the live client's handshake reached the
+ * application as plain data).
  *
  * <p>One name per port and network namespace: a closed listener's name stays while
  * connections it accepted wait for their upgrade (up to the handshake timeout). A new
@@ -75,8 +80,21 @@ public final class LocalRendezvous {
     private final long expiryNanos;
     // see the constructor
     private final int ownUid;
-    // client (address or wildcard, port) -> deadline of the registration
-    private final Map<Registration, Long> expected = new ConcurrentHashMap<>();
+    // client (address or wildcard, port) -> its unclaimed registrations: how many, and the
+    // deadline of the last (changed only by compare-and-set: expect and take)
+    private final Map<Registration, Expected> expected = new ConcurrentHashMap<>();
+
+    /** A port's unclaimed registrations. Immutable: {@link #expect} and {@link #take} replace it. */
+    private record Expected(int count, long deadline) {
+        Expected plusOne(long newDeadline) {
+            return new Expected(count + 1, newDeadline);
+        }
+
+        /** One fewer, or null (no entry) when this was the last. */
+        Expected minusOne() {
+            return count > 1 ? new Expected(count - 1, deadline) : null;
+        }
+    }
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final EventFd wake;
     private final Thread thread;
@@ -192,11 +210,36 @@ public final class LocalRendezvous {
             return false;
         }
         long now = System.nanoTime();
-        Long deadline = expected.remove(new Registration(normalize(remote.getAddress()), remote.getPort(), localPort));
-        if (deadline == null) {
-            deadline = expected.remove(new Registration(null, remote.getPort(), localPort));
+        Expected e = take(new Registration(normalize(remote.getAddress()), remote.getPort(), localPort));
+        if (e == null) {
+            e = take(new Registration(null, remote.getPort(), localPort));
         }
-        return deadline != null && now - deadline < 0;
+        return e != null && now - e.deadline() < 0;
+    }
+
+    /** Takes one of {@code r}'s registrations: what there was before, or null when none. */
+    private Expected take(Registration r) {
+        while (true) {
+            Expected e = expected.get(r);
+            if (e == null) {
+                return null;
+            }
+            Expected left = e.minusOne();
+            if (left == null ? expected.remove(r, e) : expected.replace(r, e, left)) {
+                return e;
+            }
+        }
+    }
+
+    /** Adds a registration of {@code r}, expecting its connection until {@code deadline}. */
+    private void expect(Registration r, long deadline) {
+        while (true) {
+            Expected e = expected.get(r);
+            if (e == null ? expected.putIfAbsent(r, new Expected(1, deadline)) == null
+                    : expected.replace(r, e, e.plusOne(deadline))) {
+                return;
+            }
+        }
     }
 
     /** True while a registration for connections to {@code port} is unclaimed. */
@@ -214,7 +257,11 @@ public final class LocalRendezvous {
 
     /** Registrations not claimed by an accepted connection yet (a diagnostic; they expire). */
     public int expectedRegistrations() {
-        return expected.size();
+        int n = 0;
+        for (Expected e : expected.values()) {
+            n += e.count();
+        }
+        return n;
     }
 
     /** Runs a task on the rendezvous thread, which owns every session. */
@@ -413,13 +460,13 @@ public final class LocalRendezvous {
                 s.socket.send(header(NOT_HERE, 0).array());
                 return;
             }
-            expected.put(r, System.nanoTime() + expiryNanos);
+            expect(r, System.nanoTime() + expiryNanos);
             tell.forEach(Runnable::run);
             byte[] mac = secret.mac(REGISTERED_LABEL, s.nonce, m);
             if (!s.socket.send(header(REGISTERED, mac.length).put(mac).array())) {
                 // unanswered, the client reads our close as a refusal and connects as a plain client:
                 // no handshake may be expected from its port
-                expected.remove(r);
+                take(r);
                 LOG.log(System.Logger.Level.DEBUG, "hadroNIO rendezvous: could not answer a registration: refused it");
             }
         } catch (IOException | RuntimeException e) {
@@ -468,7 +515,7 @@ public final class LocalRendezvous {
 
     private void purgeExpired(long now) {
         if (!expected.isEmpty()) {
-            expected.values().removeIf(deadline -> now - deadline > 0);
+            expected.values().removeIf(e -> now - e.deadline() > 0);
         }
     }
 

@@ -456,6 +456,13 @@ class HandshakeFuzzTest {
         List<String> serverOptions = new ArrayList<>(ucx);
         serverOptions.addAll(List.of("-Dhadronio.ucx.NET_DEVICES=" + device("a"), "-Xms64m", "-Xmx64m",
                 "-XX:+AlwaysPreTouch", "-XX:-UseDynamicNumberOfCompilerThreads"));
+        // -Dit.fuzz.server.logging=FILE: the server's java.util.logging configuration, say the rendezvous
+        // (io.hadronio.connection.LocalRendezvous) at FINE, which says why it ended a session; such lines are
+        // not refusals, so they fail the test and are shown with the attackers' failures
+        String logging = System.getProperty("it.fuzz.server.logging");
+        if (logging != null) {
+            serverOptions.add("-Djava.util.logging.config.file=" + logging);
+        }
         List<String> clientOptions = new ArrayList<>(ucx);
         clientOptions.addAll(List.of("-Dhadronio.ucx.NET_DEVICES=" + device("b"), "-Xmx128m"));
         try (NsJvm server = new NsJvm("server", NS_SERVER, device("a"), serverOptions, HandshakeFuzzPeer.class,
@@ -556,7 +563,8 @@ class HandshakeFuzzTest {
                 for (NsJvm attacker : List.of(stranger, keyed)) {
                     Map<String, Long> run = runs.get(attacker.name);
                     assertEquals(0L, run.get("failures"), "inputs of the " + attacker.name
-                            + " the server got wrong (first 50):\n" + String.join("\n", attacker.failures));
+                            + " the server got wrong (first 50):\n" + String.join("\n", attacker.failures)
+                            + "\nthe server's other log lines: " + server.errors);
                     assertEquals(List.of(), attacker.errors, "the " + attacker.name + " itself failed: "
                             + attacker.report());
                     if (run.get("inputs") >= 1000) {
