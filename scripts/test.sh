@@ -45,8 +45,9 @@ if [ "$#" -eq 0 ]; then
   # are then all on UCX from their first byte
   eager="--enable-native-access=ALL-UNNAMED -ea -Dhadronio.upgrade=false"
   echo "hadroNIO tests: the provider's tests again with -Dhadronio.upgrade=false"
-  # but those tagged own-properties: their providers come from their own Properties only, never
-  # the JVM's, so this pass would run them exactly as the first
+  # but those tagged own-properties: what they run does not follow the JVM's connection mode (their
+  # providers come from their own Properties, or they make none), so this pass would run them
+  # exactly as the first
   ./mvnw -B -ntp -pl provider surefire:test -Dtest.jvm.flags="$eager" -DexcludedGroups=own-properties
   echo "hadroNIO tests: the mixed-deployment (NIO and NIO.2), close, soak and churn integration tests again with -Dhadronio.upgrade=false"
   # the soak once here, with UCX's default settings: its other run (every message eager in UCX) varies

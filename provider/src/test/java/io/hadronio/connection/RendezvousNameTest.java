@@ -17,6 +17,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,6 +27,8 @@ import org.junit.jupiter.api.Timeout;
  * once from another rendezvous of this JVM, as soon as it is free from another process),
  * instead of leaving its local clients on plain TCP for good.
  */
+// no provider, no connection mode: test.sh's eager pass leaves it out
+@Tag("own-properties")
 @Timeout(60)
 class RendezvousNameTest {
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();

@@ -16,6 +16,7 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,6 +32,8 @@ import org.junit.jupiter.api.Timeout;
  * waits for input that does not come, in a blocking read and in a selection. Its CPU time over
  * a second says whether it slept: a spinning waiter uses the whole second.
  */
+// its providers come from its own Properties, never the JVM's: test.sh's eager pass leaves it out
+@Tag("own-properties")
 @Timeout(120)
 class WaitBehindAFullPeerTest {
     // more than UCX's shared-memory FIFO holds (64 elements by default): the rest wait in UCX
