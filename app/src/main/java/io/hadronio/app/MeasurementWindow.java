@@ -4,9 +4,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Tells a driver watching a benchmark client's standard output ({@code hadronio evaluate})
- * when the measured part starts: it then samples the CPU time of both processes, so that
- * CPU per operation counts neither JVM start-up nor warm-up. The end of the window is the
- * client's {@code RESULT} line. A client that measures several times in one JVM (sizes of a
+ * when the measured part starts, so that CPU per operation counts neither JVM start-up nor
+ * warm-up. The line carries the client's own CPU time per thread at that moment (the driver
+ * samples the server's when it reads the line): a driver that read the line late, as a loaded
+ * machine makes it for a window of 20 ms, sampled the client after its window and measured
+ * none of it. The end of the window is the client's {@code RESULT} line. A client that measures several times in one JVM (sizes of a
  * {@link SizeSequence}, rates of the load mode) calls {@link #next()} before each, so that
  * every measurement opens its own window. A client whose warm-up is {@link PracticeRounds} on an
  * event loop, where every round must run the same code, calls {@link #openRound} as each round
@@ -14,8 +16,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code RESULT} line, which is the measured round's.
  */
 public final class MeasurementWindow {
-    /** The line printed once, when the first measured operation starts. */
+    /**
+     * How the line printed once, when the first measured operation starts, begins; then
+     * {@code threads=} and the client's CPU time per thread ({@code ProcessCpu.ownThreads}).
+     */
     public static final String OPEN_LINE = "WINDOW open";
+    /** What comes before the client's CPU time per thread in the line. */
+    public static final String THREADS_FIELD = " threads=";
 
     // the highest round of PracticeRounds that some connection of this measurement began (openRound;
     // open() is round 0): several connections (Netty) may start one, the first opens the window
@@ -41,7 +48,8 @@ public final class MeasurementWindow {
     public static void openRound(int round) {
         for (int seen = ROUND.get(); round > seen; seen = ROUND.get()) {
             if (ROUND.compareAndSet(seen, round)) {
-                System.out.println(OPEN_LINE);
+                // before the caller starts its clock: reading /proc takes a fraction of a millisecond
+                System.out.println(OPEN_LINE + THREADS_FIELD + io.hadronio.app.evaluate.ProcessCpu.ownThreads());
                 System.out.flush();
                 return;
             }

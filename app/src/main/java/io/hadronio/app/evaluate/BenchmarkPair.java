@@ -496,8 +496,11 @@ final class BenchmarkPair {
 
         @Override
         void line(String l) {
-            if (l.equals(MeasurementWindow.OPEN_LINE)) {
-                clientAtOpen = self == null ? null : ProcessCpu.threads(self.pid());
+            if (l.startsWith(MeasurementWindow.OPEN_LINE)) {
+                // the client's CPU as it opened the window, from its line: sampled here, it could be
+                // read after the window if this thread got to the line late
+                int at = l.indexOf(MeasurementWindow.THREADS_FIELD);
+                clientAtOpen = at < 0 ? null : ProcessCpu.parse(l.substring(at + MeasurementWindow.THREADS_FIELD.length()));
                 serverAtOpen = ProcessCpu.threads(server.pid());
                 serverTicksAtOpen = ProcessCpu.tickNanos(server.pid());
             } else if (l.startsWith(ResultLine.PREFIX)) {

@@ -16,7 +16,7 @@ import java.util.Map;
  * ends a JIT compiler thread in between. The CPU a thread used in the window before it
  * ended is not counted; the benchmarks end none of theirs there.
  */
-final class ProcessCpu {
+public final class ProcessCpu {
     private ProcessCpu() {
     }
 
@@ -55,6 +55,42 @@ final class ProcessCpu {
                 }
             }
         } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return cpu;
+    }
+
+    /**
+     * This process's {@link #threads}, as {@code TID:NANOS,TID:NANOS,...} for a line of output
+     * ({@link #parse} reads it back); empty if {@code /proc} cannot be read.
+     */
+    public static String ownThreads() {
+        Map<Long, Long> cpu = threads(ProcessHandle.current().pid());
+        if (cpu == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<Long, Long> e : cpu.entrySet()) {
+            if (!b.isEmpty()) {
+                b.append(',');
+            }
+            b.append(e.getKey()).append(':').append(e.getValue());
+        }
+        return b.toString();
+    }
+
+    /** What {@link #ownThreads} wrote; null if it is empty or not of that form. */
+    static Map<Long, Long> parse(String threads) {
+        if (threads == null || threads.isEmpty()) {
+            return null;
+        }
+        Map<Long, Long> cpu = new HashMap<>();
+        try {
+            for (String t : threads.split(",")) {
+                int colon = t.indexOf(':');
+                cpu.put(Long.parseLong(t.substring(0, colon)), Long.parseLong(t.substring(colon + 1)));
+            }
+        } catch (RuntimeException e) {
             return null;
         }
         return cpu;
