@@ -1,5 +1,6 @@
 package io.hadronio.app;
 
+import io.hadronio.app.evaluate.ProcessCpu;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -8,9 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * warm-up. The line carries the client's own CPU time per thread at that moment (the driver
  * samples the server's when it reads the line): a driver that read the line late, as a loaded
  * machine makes it for a window of 20 ms, sampled the client after its window and measured
- * none of it. The end of the window is the client's {@code RESULT} line. A client that measures several times in one JVM (sizes of a
- * {@link SizeSequence}, rates of the load mode) calls {@link #next()} before each, so that
- * every measurement opens its own window. A client whose warm-up is {@link PracticeRounds} on an
+ * none of it. The end of the window is the client's {@code RESULT} line. A client that
+ * measures several times in one JVM (sizes of a {@link SizeSequence}, rates of the load mode)
+ * calls {@link #next()} before each, so that every measurement opens its own window. A client whose warm-up is {@link PracticeRounds} on an
  * event loop, where every round must run the same code, calls {@link #openRound} as each round
  * begins: the line then comes once per round, and a driver takes the last one before the
  * {@code RESULT} line, which is the measured round's.
@@ -18,11 +19,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class MeasurementWindow {
     /**
      * How the line printed once, when the first measured operation starts, begins; then
-     * {@code threads=} and the client's CPU time per thread ({@code ProcessCpu.ownThreads}).
+     * {@link #THREADS_FIELD} and the client's CPU time per thread ({@link ProcessCpu#ownThreads}).
      */
     public static final String OPEN_LINE = "WINDOW open";
-    /** What comes before the client's CPU time per thread in the line. */
-    public static final String THREADS_FIELD = " threads=";
+    private static final String THREADS_FIELD = " threads=";
 
     // the highest round of PracticeRounds that some connection of this measurement began (openRound;
     // open() is round 0): several connections (Netty) may start one, the first opens the window
@@ -49,10 +49,16 @@ public final class MeasurementWindow {
         for (int seen = ROUND.get(); round > seen; seen = ROUND.get()) {
             if (ROUND.compareAndSet(seen, round)) {
                 // before the caller starts its clock: reading /proc takes a fraction of a millisecond
-                System.out.println(OPEN_LINE + THREADS_FIELD + io.hadronio.app.evaluate.ProcessCpu.ownThreads());
+                System.out.println(OPEN_LINE + THREADS_FIELD + ProcessCpu.ownThreads());
                 System.out.flush();
                 return;
             }
         }
+    }
+
+    /** The client's CPU time per thread that an {@link #OPEN_LINE} line carries, or null if it carries none. */
+    public static String threadsIn(String openLine) {
+        int at = openLine.indexOf(THREADS_FIELD);
+        return at < 0 ? null : openLine.substring(at + THREADS_FIELD.length());
     }
 }

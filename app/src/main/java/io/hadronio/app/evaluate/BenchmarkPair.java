@@ -499,8 +499,7 @@ final class BenchmarkPair {
             if (l.startsWith(MeasurementWindow.OPEN_LINE)) {
                 // the client's CPU as it opened the window, from its line: sampled here, it could be
                 // read after the window if this thread got to the line late
-                int at = l.indexOf(MeasurementWindow.THREADS_FIELD);
-                clientAtOpen = at < 0 ? null : ProcessCpu.parse(l.substring(at + MeasurementWindow.THREADS_FIELD.length()));
+                clientAtOpen = ProcessCpu.parse(MeasurementWindow.threadsIn(l));
                 serverAtOpen = ProcessCpu.threads(server.pid());
                 serverTicksAtOpen = ProcessCpu.tickNanos(server.pid());
             } else if (l.startsWith(ResultLine.PREFIX)) {
