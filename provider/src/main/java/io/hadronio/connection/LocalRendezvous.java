@@ -81,13 +81,14 @@ public final class LocalRendezvous {
     // see the constructor
     private final int ownUid;
     // client (address or wildcard, port) -> its unclaimed registrations: how many, and the
-    // deadline of the last (changed only by compare-and-set: expect and take)
+    // deadline of the last (replaced atomically: merged by the rendezvous thread, taken by accepts)
     private final Map<Registration, Expected> expected = new ConcurrentHashMap<>();
 
-    /** A port's unclaimed registrations. Immutable: {@link #expect} and {@link #take} replace it. */
+    /** A port's unclaimed registrations. Immutable: a change replaces it. */
     private record Expected(int count, long deadline) {
-        Expected plusOne(long newDeadline) {
-            return new Expected(count + 1, newDeadline);
+        /** These and {@code later}'s, expected until {@code later}'s deadline. */
+        Expected plus(Expected later) {
+            return new Expected(count + later.count, later.deadline);
         }
 
         /** One fewer, or null (no entry) when this was the last. */
@@ -217,7 +218,10 @@ public final class LocalRendezvous {
         return e != null && now - e.deadline() < 0;
     }
 
-    /** Takes one of {@code r}'s registrations: what there was before, or null when none. */
+    /**
+     * Takes one of {@code r}'s registrations: what there was before, or null when none. (A loop
+     * rather than {@code computeIfPresent}, which would not say what it took.)
+     */
     private Expected take(Registration r) {
         while (true) {
             Expected e = expected.get(r);
@@ -227,17 +231,6 @@ public final class LocalRendezvous {
             Expected left = e.minusOne();
             if (left == null ? expected.remove(r, e) : expected.replace(r, e, left)) {
                 return e;
-            }
-        }
-    }
-
-    /** Adds a registration of {@code r}, expecting its connection until {@code deadline}. */
-    private void expect(Registration r, long deadline) {
-        while (true) {
-            Expected e = expected.get(r);
-            if (e == null ? expected.putIfAbsent(r, new Expected(1, deadline)) == null
-                    : expected.replace(r, e, e.plusOne(deadline))) {
-                return;
             }
         }
     }
@@ -460,7 +453,7 @@ public final class LocalRendezvous {
                 s.socket.send(header(NOT_HERE, 0).array());
                 return;
             }
-            expect(r, System.nanoTime() + expiryNanos);
+            expected.merge(r, new Expected(1, System.nanoTime() + expiryNanos), Expected::plus);
             tell.forEach(Runnable::run);
             byte[] mac = secret.mac(REGISTERED_LABEL, s.nonce, m);
             if (!s.socket.send(header(REGISTERED, mac.length).put(mac).array())) {
