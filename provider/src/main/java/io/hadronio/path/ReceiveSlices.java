@@ -355,11 +355,31 @@ final class ReceiveSlices {
      * A buffer that a bulk message's bytes can land in directly: direct, writable, with room for
      * any message, on an endpoint whose large messages move by a process-to-process copy (cma,
      * knem, xpmem), which finishes inside the receive: elsewhere (a NIC, tcp) it would take a
-     * transfer the read has to wait for.
+     * transfer the read has to wait for; and not just past a page boundary ({@link #ALIAS_WINDOW}).
      */
     private boolean takesBulk(ByteBuffer dst) {
-        return dst.isDirect() && !dst.isReadOnly() && dst.remaining() >= sliceSize && bulkCopiesInPlace();
+        return dst.isDirect() && !dst.isReadOnly() && dst.remaining() >= sliceSize && bulkCopiesInPlace()
+                && !aliasProne(MemorySegment.ofBuffer(dst).address());
     }
+
+    /**
+     * Whether the kernel's copy into {@code address} from a page-aligned source (a sender's send
+     * slot) is slow: its offset in a page is 1 to {@link #ALIAS_WINDOW} - 1 bytes, so each load of
+     * the source falls on the page offset of a store to the destination a few bytes before it.
+     * The copy of {@code process_vm_readv} (cma) into such a buffer ran at under half the speed:
+     * 1.7-2.0 GB/s of 64-KiB chunks into a buffer 8, 16 or 24 bytes past a page boundary, 3.0-4.4
+     * GB/s at 0 and from 32 on (docs/repro/cma-pipeline.c, docs/benchmarks/patterns.md). And
+     * {@code ByteBuffer.allocateDirect} of 128 KiB or more gives an address 16 bytes past one
+     * (glibc's {@code malloc} header): a fetch into such a buffer ran at 1.2-1.9 GB/s. Its bytes
+     * go through a slice instead, whose copy out with Java's (vector) copy does not pay it.
+     */
+    static boolean aliasProne(long address) {
+        long inPage = address & 4095;
+        return inPage != 0 && inPage < ALIAS_WINDOW;
+    }
+
+    // see aliasProne
+    static final int ALIAS_WINDOW = 32;
 
     private boolean bulkCopiesInPlace() {
         int known = bulkInPlace;
