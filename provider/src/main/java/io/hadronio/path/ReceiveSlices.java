@@ -44,6 +44,10 @@ final class ReceiveSlices {
     // 64 KiB here (2-core machine, 64 KiB ping-pong: 21,500 of them, none done inside the receive
     // call); with 20 us, 28 of 21,500 fell back, with 1 ms, 2-7
     private static final long BULK_DIRECT_WAIT_NANOS = 200_000;
+    // a destination fewer than this many bytes past a page boundary (but not on it) is slow to copy into (aliasProne)
+    static final int ALIAS_WINDOW = 32;
+    // bulkAddress: no direct landing (a direct buffer's address is never 0)
+    private static final long NO_BULK = 0;
     // CREDIT messages that may be in flight at once (each with its own word)
     static final int CREDIT_SLOTS = 4;
 
@@ -265,7 +269,7 @@ final class ReceiveSlices {
             if (first) {
                 // what this reader reads into decides whether bulk messages pay (told with the credits)
                 first = false;
-                wantsBulk = takesBulk(dsts[i]);
+                wantsBulk = bulkAddress(dsts[i]) != NO_BULK;
             }
             if (headLength < 0 && !headReceived()) {
                 break;
@@ -309,11 +313,11 @@ final class ReceiveSlices {
      * bytes taken (the message consumed), or 0 when the caller should take them through the slice.
      */
     private long receiveBulkInto(ByteBuffer dst) throws IOException {
-        if (!takesBulk(dst)) {
+        long address = bulkAddress(dst);
+        if (address == NO_BULK) {
             return 0;
         }
         int pos = dst.position();
-        long address = MemorySegment.ofBuffer(dst).address();
         long request = worker.tagReceive(address, sliceSize, bulkTag(localId, consumed), TAG_MASK);
         long length;
         if (request == UcxWorker.COMPLETED) {
@@ -352,14 +356,19 @@ final class ReceiveSlices {
     }
 
     /**
-     * A buffer that a bulk message's bytes can land in directly: direct, writable, with room for
-     * any message, on an endpoint whose large messages move by a process-to-process copy (cma,
-     * knem, xpmem), which finishes inside the receive: elsewhere (a NIC, tcp) it would take a
-     * transfer the read has to wait for; and not just past a page boundary ({@link #ALIAS_WINDOW}).
+     * Where a bulk message's bytes land in {@code dst} (its position's address), or
+     * {@link #NO_BULK} when they cannot land there directly: the buffer must be direct, writable,
+     * with room for any message, on an endpoint whose large messages move by a process-to-process
+     * copy (cma, knem, xpmem), which finishes inside the receive (elsewhere, a NIC or tcp, it would
+     * take a transfer the read has to wait for), and not start just past a page boundary
+     * ({@link #aliasProne}).
      */
-    private boolean takesBulk(ByteBuffer dst) {
-        return dst.isDirect() && !dst.isReadOnly() && dst.remaining() >= sliceSize && bulkCopiesInPlace()
-                && !aliasProne(MemorySegment.ofBuffer(dst).address());
+    private long bulkAddress(ByteBuffer dst) {
+        if (!dst.isDirect() || dst.isReadOnly() || dst.remaining() < sliceSize || !bulkCopiesInPlace()) {
+            return NO_BULK;
+        }
+        long address = MemorySegment.ofBuffer(dst).address();
+        return aliasProne(address) ? NO_BULK : address;
     }
 
     /**
@@ -377,9 +386,6 @@ final class ReceiveSlices {
         long inPage = address & 4095;
         return inPage != 0 && inPage < ALIAS_WINDOW;
     }
-
-    // see aliasProne
-    static final int ALIAS_WINDOW = 32;
 
     private boolean bulkCopiesInPlace() {
         int known = bulkInPlace;
