@@ -36,6 +36,9 @@
 #   WARMUP          unmeasured seconds before each measured loop (default 15: with each JVM pinned to one core
 #                   the JIT competes with the application, and gRPC ran at 400-850 calls/s for both providers
 #                   in its first ~15 s; docs/benchmarks/apps.md)
+#   GRPC_WARMUP     gRPC's warm-up instead of WARMUP (default 40: Netty's event-loop method, which inlines gRPC's
+#                   and HTTP/2's read path, reached C2 14-19 s into a client's life on either provider, and the
+#                   32-in-flight figure after 15 s measured which client's compiler had got there; apps.md)
 #   DURATION        measured seconds of each loop (default 5)
 #   SIZE            gRPC request/answer and Jetty/Tomcat response bytes (default 64)
 #   GRPC_IN_FLIGHT  gRPC calls in flight (default 32)
@@ -68,6 +71,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/bench-common.sh"
 RUNS="${RUNS:-3}"
 APPS="${APPS:-grpc jetty jgroups}"
 WARMUP="${WARMUP:-15}"
+GRPC_WARMUP="${GRPC_WARMUP:-40}"
 DURATION="${DURATION:-5}"
 SIZE="${SIZE:-64}"
 GRPC_IN_FLIGHT="${GRPC_IN_FLIGHT:-32}"
@@ -125,6 +129,7 @@ check_lines() {
 
 # command_of APP: the "hadronio" command of APP ("tomcat-nio" is "tomcat" with the NIO connector)
 command_of() { [ "$1" = tomcat-nio ] && echo tomcat || echo "$1"; }
+warmup_of() { [ "$1" = grpc ] && echo "$GRPC_WARMUP" || echo "$WARMUP"; }
 
 # server_options APP: what the server of APP needs beyond "-s -a -l"
 server_options() {
@@ -166,7 +171,7 @@ run_pair() {
     return
   fi
   java_bg "$provider" "$CLIENT_CPU" "$clog" "$cmd" benchmark -r "127.0.0.1:$port" -l "$SIZE" -i "$in_flight" \
-    --warmup "$WARMUP" -d "$DURATION" $(client_options "$app")
+    --warmup "$(warmup_of "$app")" -d "$DURATION" $(client_options "$app")
   rc=0; wait "$PID" || rc=$?
   LINES="$(grep '^RESULT ' "$clog" || true)"
   if [ "$rc" = 124 ]; then
@@ -313,7 +318,7 @@ print_table() {
   echo
   echo "Applications side by side on 127.0.0.1, $(nproc) cores; server on core $SERVER_CPU, client on core $CLIENT_CPU" \
        "(JGroups members on cores: $MEMBER_CPUS)"
-  echo "each loop: $WARMUP s warm-up, $DURATION s measured; medians of $RUNS interleaved rounds (JDK first in odd rounds)"
+  echo "each loop: $WARMUP s warm-up (gRPC $GRPC_WARMUP s), $DURATION s measured; medians of $RUNS interleaved rounds (JDK first in odd rounds)"
   echo "gRPC: $SIZE B calls on one channel; Jetty, Tomcat: GET, $SIZE B responses, HTTP/1.1 keep-alive (Jetty's HttpClient); JGroups: 3 members, $JGROUPS_SIZE B messages; Kafka: $SIZE B records, acks=all${JGROUPS_ARGS:+ ($JGROUPS_ARGS)}${TOMCAT_ARGS:+; Tomcat servers: $TOMCAT_ARGS}"
   echo
   if [ -n "$BASELINE_JAR" ]; then
