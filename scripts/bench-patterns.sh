@@ -33,7 +33,9 @@
 #   REQUESTS       connections: round trips per connection (default 100)
 #   SESSIONS, BULK_BYTES, CHUNK   bulk: sessions, bytes per session and pass, bytes per write
 #                  (default 4, 134217728, 65536); 3 measured passes
-#   FILE_BYTES     fetch/upload size (default 1073741824); 2 unmeasured and 3 measured transfers
+#   FILE_BYTES     fetch/upload size (default 1073741824)
+#   FILE_WARMUP_PASSES / FILE_PASSES   fetch/upload: unmeasured and measured transfers (default 2 / 3;
+#                  small files need many, e.g. FILE_BYTES=1048576 FILE_WARMUP_PASSES=2000 FILE_PASSES=2000)
 #   FILE           the served file (default /dev/shm/hadronio-patterns.dat, written once, removed at the end)
 #   WAKEUP_DELAYS  default 10,2000; WAKEUP_CPUS default 0-1
 #   SERVER_CPU / CLIENT_CPU   default 0 / 1
@@ -58,6 +60,8 @@ SESSIONS="${SESSIONS:-4}"
 BULK_BYTES="${BULK_BYTES:-134217728}"
 CHUNK="${CHUNK:-65536}"
 FILE_BYTES="${FILE_BYTES:-1073741824}"
+FILE_WARMUP_PASSES="${FILE_WARMUP_PASSES:-2}"
+FILE_PASSES="${FILE_PASSES:-3}"
 FILE="${FILE:-/dev/shm/hadronio-patterns.dat}"
 WAKEUP_DELAYS="${WAKEUP_DELAYS:-10,2000}"
 WAKEUP_CPUS="${WAKEUP_CPUS:-0-1}"
@@ -121,7 +125,7 @@ run() {
   case "$pattern" in
     bulk) args+=(--sessions "$SESSIONS" --bytes "$BULK_BYTES" --chunk "$CHUNK") ;;
     connections) args+=(--requests "$REQUESTS") ;;
-    fetch | upload) args=(--bytes "$FILE_BYTES") ;;
+    fetch | upload) args=(--bytes "$FILE_BYTES" --warmup-passes "$FILE_WARMUP_PASSES" --passes "$FILE_PASSES") ;;
   esac
   java_bg "$cp" "$CLIENT_CPU" "$log" patterns -r "127.0.0.1:$port" --pattern "$client_pattern" "${args[@]}"
   rc=0; wait "$PID" || rc=$?

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docs/COMPATIBILITY.md from scratch: builds, runs the application tests (Jetty, JGroups, Tomcat +
-# the JDK's HttpClient, gRPC) in every provider pairing, once in the default connection mode (upgrade)
+# the JDK's HttpClient, gRPC, Kafka, the NIO patterns of `hadronio patterns`) in every provider pairing, once in the default connection mode (upgrade)
 # and once with -Dhadronio.upgrade=false (eager), and turns their output into the matrix. About 8-10
 # minutes. COMPAT_MODES="upgrade" skips the eager-mode run.
 set -euo pipefail

@@ -85,7 +85,7 @@ public final class CompatibilityMatrix {
                 + "(`ucx…`: UCX shared memory; `tcp`/`kernel-tcp`: the kernel's TCP; `unix`: a local Unix stream).\n\n");
         md.append("The tests run in CI with the rest of the suite (`./scripts/test.sh`); one application alone: "
                 + "`./mvnw -B -ntp -pl integration-tests -am verify -Dtest=JettyTest -Dsurefire.failIfNoSpecifiedTests=false` "
-                + "(`JGroupsTest`, `JGroupsLoggingTest`, `TomcatTest`, `TomcatNio2Test`, `GrpcTest`, `KafkaTest`; in the eager mode add "
+                + "(`JGroupsTest`, `JGroupsLoggingTest`, `TomcatTest`, `TomcatNio2Test`, `GrpcTest`, `KafkaTest`, `PatternsTest`; in the eager mode add "
                 + "`-Dtest.jvm.flags=\"--enable-native-access=ALL-UNNAMED -ea -Dhadronio.upgrade=false\"`).\n\n");
         md.append("**About the figures**: they come from the CI-sized test runs — child JVMs with "
                 + "`-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m`, a few seconds each without warm-up, every JVM of "
