@@ -13,7 +13,7 @@
 #             8 B round trip (p50, average), 64 KiB streaming (MB/s), 8-byte writes per second
 #   netty     the same for Netty's NIO transport ("hadronio netty benchmark")
 #
-#   scripts/demo.sh                       # the quick evaluation, about 2-2.5 minutes on a busy 2-core machine
+#   scripts/demo.sh                       # the quick evaluation with its file transfers (the README says how long)
 #   EVALUATE_OPTS=--load scripts/demo.sh  # with the load mode too (about 1.5 minutes more)
 #   PROFILE=full scripts/demo.sh          # the full evaluation (see docs/EVALUATION.md for its duration)
 #   SECTIONS="ucx blocking netty" scripts/demo.sh   # the older side-by-side tables, about 5 minutes

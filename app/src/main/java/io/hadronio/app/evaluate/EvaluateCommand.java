@@ -83,6 +83,11 @@ public final class EvaluateCommand implements Callable<Integer> {
                     + "off for quick and steady, so that the demo's profile takes about four minutes (--no-load skips it).")
     Boolean load;
 
+    @Option(names = "--transfers", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Also send a file with FileChannel.transferTo and store one with transferFrom, on both "
+                    + "providers (a broker's shape; the profile sets the size; default: on, --no-transfers skips it).")
+    boolean transfers;
+
     @Option(names = "--revision", defaultValue = "", paramLabel = "TEXT",
             description = "What was measured, for the report (scripts/demo.sh passes the git commit).")
     String revision;
@@ -111,9 +116,11 @@ public final class EvaluateCommand implements Callable<Integer> {
         Environment env = Environment.now(pinning.toString(), p.id(), commandLine(), revision);
         LoadEvaluation loadEvaluation = new LoadEvaluation(p.load(), modeSet, providerSet);
         boolean load = this.load != null ? this.load : p == Profile.SMOKE || p == Profile.FULL;
-        out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s, %s; results in %s%n", p.id(), evaluation.runs(),
+        TransferEvaluation transferEvaluation = new TransferEvaluation(TransferPlan.of(p), providerSet);
+        out.printf("evaluate: profile %s, %d runs on %d JVM pairs%s%s, %s; results in %s%n", p.id(), evaluation.runs(),
                 evaluation.pairs(),
-                load ? " and " + loadEvaluation.pairs() + " load pairs" : "", pinning, dir);
+                load ? ", " + loadEvaluation.pairs() + " load pairs" : "",
+                transfers ? ", " + transferEvaluation.pairs() + " file transfer pairs" : "", pinning, dir);
         BenchmarkPair pair = new BenchmarkPair(javaCommand(p.jvmOptions(), mainClass()), pinning, dir.resolve("raw"), timeoutSeconds);
         Console console = System.console();
         boolean inPlace = console != null && console.isTerminal();
@@ -123,7 +130,9 @@ public final class EvaluateCommand implements Callable<Integer> {
         BenchmarkPair loadPair = new BenchmarkPair(javaCommand(p.jvmOptions(), mainClass()), pinning, dir.resolve("raw"),
                 Math.min(timeoutSeconds, LOAD_TIMEOUT_SECONDS));
         List<LoadRecord> loadRecords = load ? loadEvaluation.run(loadPair, dir, System.err, inPlace) : List.of();
-        Results results = Results.of(env.finishedNow(), records, loadRecords);
+        List<TransferRecord> transferRecords = transfers
+                ? transferEvaluation.run(pair, dir, System.err, inPlace) : List.of();
+        Results results = Results.of(env.finishedNow(), records, loadRecords, transferRecords);
         results.write(dir);
         Path reportFile = render(results, dir, report != null ? report : dir.resolve("EVALUATION.md"));
         if (readme != null) {
@@ -132,9 +141,10 @@ public final class EvaluateCommand implements Callable<Integer> {
         out.println();
         out.print(new EvaluationReport(results, dir, dir.resolve("figures")).summaryTable());
         out.println();
-        long failed = records.stream().filter(r -> !r.ok()).count() + loadRecords.stream().filter(r -> !r.ok()).count();
+        long failed = records.stream().filter(r -> !r.ok()).count() + loadRecords.stream().filter(r -> !r.ok()).count()
+                + transferRecords.stream().filter(r -> !r.ok()).count();
         out.printf("evaluate: %d runs, %d failed; %s, %s, %s, figures/ in %s; report %s%n",
-                records.size() + loadRecords.size(), failed,
+                records.size() + loadRecords.size() + transferRecords.size(), failed,
                 Results.JSON, Results.RUNS_CSV, Results.SUMMARY_CSV, dir, reportFile);
         return failed == 0 ? 0 : 1;
     }

@@ -98,6 +98,7 @@ final class EvaluationReport {
             md.append("### CPU and memory (").append(m.label()).append(")\n\n").append(resourceTable(m)).append('\n');
         }
         md.append(loadSection(base));
+        md.append(transferSection());
         md.append(failures());
         Files.createDirectories(base);
         Files.writeString(file, md, StandardCharsets.UTF_8);
@@ -730,6 +731,62 @@ final class EvaluationReport {
                 .min(java.util.Comparator.comparingDouble(LoadRecord::offeredPerSec));
     }
 
+    /** The file transfers: medians of each provider's pairs per pattern, and every pair's figure. */
+    String transferSection() {
+        List<TransferRecord> transfers = results.transfers();
+        if (transfers.isEmpty()) {
+            return "## Files: transferTo and transferFrom\n\nNot run (`--no-transfers`, or results from before the "
+                    + "file transfers).\n\n";
+        }
+        long bytes = transfers.getFirst().bytes();
+        StringBuilder md = new StringBuilder("## Files: transferTo and transferFrom\n\n");
+        md.append("`hadronio patterns --pattern file`: a file of ").append(bytesLabel(bytes))
+                .append(" (in `/dev/shm` where it fits). **fetch**: the server sends it whole for each request with ")
+                .append("`FileChannel.transferTo` into the accepted, non-blocking channel in a Selector loop (a broker ")
+                .append("serving a log segment), and the client reads and checks every byte. **upload**: the client ")
+                .append("sends as many bytes and the server stores them with `FileChannel.transferFrom` from the ")
+                .append("blocking channel. One JVM pair per pattern, provider and repetition; each measures its ")
+                .append("transfers after unmeasured ones on the same connection. MB/s are 10^6 bytes per second; ")
+                .append("every pair is in `transfers.csv`.\n\n");
+        md.append("| pattern | JDK MB/s | hadroNIO MB/s | × | JDK pairs | hadroNIO pairs | transport (hadroNIO) |\n");
+        md.append("|---|---:|---:|---:|---|---|---|\n");
+        for (String pattern : TransferEvaluation.PATTERNS) {
+            List<TransferRecord> jdk = transfers(transfers, pattern, Provider.JDK);
+            List<TransferRecord> had = transfers(transfers, pattern, Provider.HADRONIO);
+            if (jdk.isEmpty() && had.isEmpty()) {
+                continue;
+            }
+            double j = medianMbPerSec(jdk);
+            double h = medianMbPerSec(had);
+            md.append("| ").append(pattern).append(" | ").append(fmt(j)).append(" | ").append(fmt(h)).append(" | ")
+                    .append(times(h, j)).append(" | ").append(every(jdk)).append(" | ").append(every(had)).append(" | ")
+                    .append(String.join(", ", had.stream().map(TransferRecord::transport).filter(t -> !t.isEmpty())
+                            .distinct().toList())).append(" |\n");
+        }
+        return md.append('\n').toString();
+    }
+
+    private static List<TransferRecord> transfers(List<TransferRecord> all, String pattern, Provider p) {
+        return all.stream().filter(r -> r.pattern().equals(pattern) && r.provider() == p).toList();
+    }
+
+    private static double medianMbPerSec(List<TransferRecord> pairs) {
+        double[] v = pairs.stream().filter(TransferRecord::ok).mapToDouble(TransferRecord::mbPerSec).sorted().toArray();
+        if (v.length == 0) {
+            return Double.NaN;
+        }
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    private static String every(List<TransferRecord> pairs) {
+        return String.join(", ", pairs.stream().map(r -> r.ok() ? fmt(r.mbPerSec()) : "failed").toList());
+    }
+
+    private static String bytesLabel(long bytes) {
+        return bytes % (1L << 30) == 0 ? bytes / (1L << 30) + " GiB"
+                : bytes % (1L << 20) == 0 ? bytes / (1L << 20) + " MiB" : bytes + " bytes";
+    }
+
     private static String times(double a, double b) {
         return Double.isNaN(a) || Double.isNaN(b) || b == 0 ? "–" : String.format(Locale.ROOT, "%.2f×", a / b);
     }
@@ -749,6 +806,8 @@ final class EvaluationReport {
                 + r.mode().id() + " "
                 + r.provider().label() + " " + r.connections() + " connections at " + fmt(r.offeredPerSec()) + "/s: "
                 + r.error()));
+        results.transfers().stream().filter(r -> !r.ok()).forEach(r -> failed.add("repetition " + r.repetition()
+                + ", " + r.pattern() + " " + r.provider().label() + ": " + r.error()));
         if (failed.isEmpty()) {
             return "## Failed runs\n\nNone.\n";
         }

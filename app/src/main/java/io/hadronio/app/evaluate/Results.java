@@ -28,20 +28,26 @@ import java.util.function.Function;
  *                    from {@code load}
  */
 public record Results(Environment environment, List<RunRecord> runs, List<PointSummary> summary, List<LoadRecord> load,
-                      List<LoadSummary> loadSummary) {
+                      List<LoadSummary> loadSummary, List<TransferRecord> transfers) {
     public static final String JSON = "results.json";
     public static final String LOAD_CSV = "load.csv";
     public static final String LOAD_SUMMARY_CSV = "load-summary.csv";
     public static final String RUNS_CSV = "runs.csv";
     public static final String SUMMARY_CSV = "summary.csv";
+    public static final String TRANSFERS_CSV = "transfers.csv";
 
     private static final ObjectMapper MAPPER = new ObjectMapper()
             .enable(SerializationFeature.INDENT_OUTPUT)
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
     static Results of(Environment environment, List<RunRecord> runs, List<LoadRecord> load) {
+        return of(environment, runs, load, List.of());
+    }
+
+    static Results of(Environment environment, List<RunRecord> runs, List<LoadRecord> load, List<TransferRecord> transfers) {
         List<LoadRecord> l = load == null ? List.of() : List.copyOf(load);
-        return new Results(environment, List.copyOf(runs), PointSummary.of(runs), l, LoadSummary.of(l));
+        List<TransferRecord> t = transfers == null ? List.of() : List.copyOf(transfers);
+        return new Results(environment, List.copyOf(runs), PointSummary.of(runs), l, LoadSummary.of(l), t);
     }
 
     /** Writes the three files into {@code dir}. */
@@ -54,12 +60,16 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
             writeLoadCsv(dir.resolve(LOAD_CSV), load);
             writeLoadSummaryCsv(dir.resolve(LOAD_SUMMARY_CSV));
         }
+        if (!transfers.isEmpty()) {
+            writeTransfersCsv(dir.resolve(TRANSFERS_CSV), transfers);
+        }
     }
 
     static Results read(Path dir) throws IOException {
         Results r = MAPPER.readValue(dir.resolve(JSON).toFile(), Results.class);
         // the summary is derived: recomputed, so that a results file edited by hand stays consistent
-        return of(r.environment(), r.runs(), r.load());
+        // results written before the file transfers existed have none
+        return of(r.environment(), r.runs(), r.load(), r.transfers());
     }
 
     private static final List<Column<RunRecord>> RUN_COLUMNS = List.of(
@@ -112,6 +122,21 @@ public record Results(Environment environment, List<RunRecord> runs, List<PointS
             new Column<>("transport", LoadRecord::transport),
             new Column<>("elapsed_s", r -> num(r.elapsedSeconds())),
             new Column<>("error", r -> r.error() == null ? "" : r.error()));
+
+    private static final List<Column<TransferRecord>> TRANSFER_COLUMNS = List.of(
+            new Column<>("repetition", r -> Integer.toString(r.repetition())),
+            new Column<>("provider", r -> r.provider().id()),
+            new Column<>("pattern", TransferRecord::pattern),
+            new Column<>("bytes", r -> Long.toString(r.bytes())),
+            new Column<>("mb_per_s", r -> num(r.mbPerSec())),
+            new Column<>("transport", TransferRecord::transport),
+            new Column<>("elapsed_s", r -> num(r.elapsedSeconds())),
+            new Column<>("error", r -> r.error() == null ? "" : r.error()));
+
+    /** Writes the file transfers' pairs as CSV (also after every pair). */
+    static void writeTransfersCsv(Path file, List<TransferRecord> transfers) {
+        writeCsv(file, TRANSFER_COLUMNS, transfers);
+    }
 
     /** Writes the load mode's runs as CSV (also after every run). */
     static void writeLoadCsv(Path file, List<LoadRecord> load) {

@@ -1,10 +1,10 @@
 package io.hadronio.app.patterns;
 
 import io.hadronio.app.MeasurementWindow;
+import io.hadronio.app.blocking.Endpoints;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
@@ -29,9 +29,8 @@ final class FileTransferClient {
     }
 
     /** Fetches the file {@code warmups + transfers} times; the last {@code transfers} are measured. */
-    static Outcome fetch(InetSocketAddress remote, int warmups, int transfers) throws IOException {
-        try (SocketChannel c = SocketChannel.open(remote)) {
-            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    static Outcome fetch(InetSocketAddress remote, int warmups, int transfers) throws IOException, InterruptedException {
+        try (SocketChannel c = Endpoints.connect(remote)) {
             writeFully(c, ByteBuffer.allocate(1).put(0, FileTransferServer.SEND));
             ByteBuffer header = ByteBuffer.allocate(Long.BYTES);
             readFully(c, header);
@@ -67,9 +66,10 @@ final class FileTransferClient {
     }
 
     /** Uploads {@code bytes} {@code warmups + transfers} times; the last {@code transfers} are measured. */
-    static Outcome upload(InetSocketAddress remote, long bytes, int warmups, int transfers) throws IOException {
-        try (SocketChannel c = SocketChannel.open(remote)) {
-            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    static Outcome upload(InetSocketAddress remote, long bytes, int warmups, int transfers)
+            throws IOException, InterruptedException {
+        // connects as soon as the server listens: hadronio evaluate starts a JDK client with its server
+        try (SocketChannel c = Endpoints.connect(remote)) {
             writeFully(c, ByteBuffer.allocate(1).put(0, FileTransferServer.RECEIVE));
             ByteBuffer out = ByteBuffer.allocateDirect(BUFFER);
             ByteBuffer length = ByteBuffer.allocate(Long.BYTES);

@@ -44,13 +44,20 @@ final class FileTransferServer {
         prepare(file, bytes);
     }
 
-    void serve(InetSocketAddress address) throws IOException {
+    /** Serves until stopped, each connection in a thread of its own; {@code limit} > 0: that many, one at a time, then returns. */
+    void serve(InetSocketAddress address, int limit) throws IOException {
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(address, 64);
             System.out.println("listening on " + server.getLocalAddress() + " (provider "
                     + SelectorProvider.provider().getClass().getName() + ", file " + file + ", "
                     + Files.size(file) + " bytes)");
             System.out.flush();
+            if (limit > 0) {
+                for (int i = 0; i < limit; i++) {
+                    handle(server.accept());
+                }
+                return;
+            }
             while (true) {
                 SocketChannel c = server.accept();
                 Thread t = new Thread(() -> handle(c), "transfer");

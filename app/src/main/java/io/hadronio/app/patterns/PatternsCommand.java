@@ -107,6 +107,11 @@ public final class PatternsCommand implements Callable<Integer> {
                     + "to PATH.upload) (default: ${DEFAULT-VALUE}).")
     Path file;
 
+    @Option(names = "--connections", defaultValue = "0", paramLabel = "N",
+            description = "file server: exit after serving N connections, one at a time (default: ${DEFAULT-VALUE}, "
+                    + "serve until stopped, each connection in a thread of its own).")
+    int connections;
+
     @Option(names = "--delays", split = ",", defaultValue = "10,2000", paramLabel = "MICROS",
             description = "wakeup: how long after the selector entered select() another thread wakes it "
                     + "(default: ${DEFAULT-VALUE}).")
@@ -124,7 +129,7 @@ public final class PatternsCommand implements Callable<Integer> {
         switch (pattern) {
             case echo -> new SelectorEchoServer().serve(address);
             case dispatch -> HandoffServer.serve(address);
-            case file -> new FileTransferServer(file, bytes).serve(address);
+            case file -> new FileTransferServer(file, bytes).serve(address, connections);
             case handoff -> handoff();
             case bulk -> bulk();
             case connections -> connections();

@@ -67,6 +67,15 @@ class EvaluateSmokeTest {
         assertEquals(LOAD_RUNS, json.get("loadSummary").size(), "one load summary per point");
         assertEquals(LOAD_RUNS + 1, Files.readAllLines(dir.resolve(Results.LOAD_SUMMARY_CSV)).size());
 
+        // the file transfers: fetch and upload on both providers, every byte checked by the client
+        assertEquals(4, json.get("transfers").size(), "one pair per pattern and provider");
+        for (JsonNode pair : json.get("transfers")) {
+            assertTrue(pair.get("error").isNull(), pair.toString());
+            assertTrue(pair.get("mbPerSec").asDouble() > 0, pair.toString());
+            assertTrue(!pair.get("transport").asText().isEmpty(), pair.toString());
+        }
+        assertEquals(5, Files.readAllLines(dir.resolve(Results.TRANSFERS_CSV)).size());
+
         List<String> csv = Files.readAllLines(dir.resolve(Results.RUNS_CSV));
         assertEquals(points + 1, csv.size(), "header and one row per run");
         assertEquals(points + 1, Files.readAllLines(dir.resolve(Results.SUMMARY_CSV)).size());
@@ -76,7 +85,8 @@ class EvaluateSmokeTest {
         }
         String md = read(report);
         assertTrue(md.contains("## Summary") && md.contains("figures/throughput-blocking.png")
-                && md.contains("## Load") && md.contains("figures/load-latency-netty.png"), md);
+                && md.contains("## Load") && md.contains("figures/load-latency-netty.png")
+                && md.contains("## Files: transferTo and transferFrom") && md.contains("| fetch |"), md);
 
         // the report is a function of results.json: rendering it again gives the same file
         Files.delete(report);
