@@ -3,16 +3,15 @@ package io.hadronio.it.apps.grpc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.app.HadronioCommand;
 import io.hadronio.it.ChildJvm;
 import io.hadronio.it.apps.CompatRecord;
+import io.hadronio.it.apps.HadronioCommandJvm;
 import io.hadronio.it.apps.Pairing;
 import io.hadronio.it.apps.Side;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -41,10 +40,7 @@ class GrpcTest {
 
     /** The hadronio command on {@code side}: with the provider property, or with DISABLE_HADRONIO=true. */
     static ChildJvm hadronio(Side side, String... args) throws Exception {
-        List<String> options = side == Side.HADRONIO
-                ? List.of("-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER) : List.of();
-        Map<String, String> env = side == Side.HADRONIO ? Map.of() : Map.of("DISABLE_HADRONIO", "true");
-        return ChildJvm.start(List.of(), HadronioCommand.class, System.getProperty("java.class.path"), options, env, args);
+        return HadronioCommandJvm.start(side, args);
     }
 
     static String[] words(String command, String... more) {
@@ -53,12 +49,8 @@ class GrpcTest {
         return all.toArray(String[]::new);
     }
 
-    /** Waits for "listening on /127.0.0.1:PORT (provider CLASS)", checks the provider, returns the port. */
     static int listening(ChildJvm server, Side side) throws InterruptedException {
-        String line = server.expect("listening on ");
-        String provider = line.substring(line.indexOf("(provider ") + "(provider ".length(), line.length() - 1);
-        assertTrue(side.runs(provider), server::report);
-        return Integer.parseInt(line.substring(line.lastIndexOf(':', line.indexOf(' ')) + 1, line.indexOf(' ')));
+        return HadronioCommandJvm.listening(server, side);
     }
 
     /** What carried the connection: UCX when both sides run hadroNIO, the kernel's TCP otherwise. */
@@ -148,14 +140,7 @@ class GrpcTest {
     }
 
     static Map<String, String> fields(String result) {
-        Map<String, String> m = new HashMap<>();
-        for (String kv : result.split(" ")) {
-            int eq = kv.indexOf('=');
-            if (eq > 0) {
-                m.put(kv.substring(0, eq), kv.substring(eq + 1));
-            }
-        }
-        return m;
+        return HadronioCommandJvm.fields(result);
     }
 
     @ParameterizedTest(name = "{0}")

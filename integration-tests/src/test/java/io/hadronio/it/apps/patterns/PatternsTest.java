@@ -3,16 +3,15 @@ package io.hadronio.it.apps.patterns;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.hadronio.app.HadronioCommand;
 import io.hadronio.it.ChildJvm;
 import io.hadronio.it.apps.CompatRecord;
+import io.hadronio.it.apps.HadronioCommandJvm;
 import io.hadronio.it.apps.Pairing;
 import io.hadronio.it.apps.Side;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -50,12 +49,12 @@ class PatternsTest {
     @MethodSource("pairings")
     void handoffThroughAServerThatDispatchesShouldGetEveryAnswer(Pairing pairing) throws Exception {
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": handoff against dispatch", pairing);
-             ChildJvm server = hadronio(pairing.server(), "patterns", "-s", "--pattern", "dispatch", "-a", "127.0.0.1:0")) {
+             ChildJvm server = HadronioCommandJvm.start(pairing.server(), "patterns", "-s", "--pattern", "dispatch", "-a", "127.0.0.1:0")) {
             record.version(VERSION).exercised("8-byte requests written from a caller's thread (queued, Selector.wakeup()), "
                     + "answers handed back through a queue; the server's I/O thread hands each request to an "
                     + "application thread, which queues the answer and wakes its selector");
-            int port = listening(server, pairing.server());
-            Map<String, String> r = client(pairing, port, "--pattern", "handoff", "--warmup", "0.5", "-d", "1");
+            int port = HadronioCommandJvm.listening(server, pairing.server());
+            Map<String, String> r = client(pairing, port, "--pattern", "handoff", "--warmup", "0.3", "-d", "0.5");
             assertTrue(Double.parseDouble(r.get("per_s")) > 0, r::toString);
             record.transport(r.get("transport")).figure("round trips/s", r.get("per_s"))
                     .figure("p50/p99 µs", r.get("p50_us") + "/" + r.get("p99_us"));
@@ -67,12 +66,12 @@ class PatternsTest {
     @MethodSource("pairings")
     void bulkWritesQueuedByAnApplicationThreadShouldComeBackUnchanged(Pairing pairing) throws Exception {
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": bulk", pairing);
-             ChildJvm server = hadronio(pairing.server(), "patterns", "-s", "--pattern", "echo", "-a", "127.0.0.1:0")) {
-            record.version(VERSION).exercised("4 sessions x 16 MiB of 64-KiB writes queued by an application thread, "
+             ChildJvm server = HadronioCommandJvm.start(pairing.server(), "patterns", "-s", "--pattern", "echo", "-a", "127.0.0.1:0")) {
+            record.version(VERSION).exercised("4 sessions x 8 MiB of 64-KiB writes queued by an application thread, "
                     + "flushed by the selector thread, echoed and checked");
-            int port = listening(server, pairing.server());
+            int port = HadronioCommandJvm.listening(server, pairing.server());
             Map<String, String> r = client(pairing, port, "--pattern", "bulk", "--sessions", "4",
-                    "--bytes", String.valueOf(16 << 20), "--warmup", "0", "--passes", "2");
+                    "--bytes", String.valueOf(8 << 20), "--warmup", "0", "--passes", "2");
             record.transport(r.get("transport")).figure("MB/s echoed", r.get("mb_per_s"));
             record.pass();
         }
@@ -81,42 +80,25 @@ class PatternsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("pairings")
     void aFileSentWithTransferToAndStoredWithTransferFromShouldArriveWhole(Pairing pairing) throws Exception {
-        long bytes = (64L << 20) + 12_345;
+        long bytes = (32L << 20) + 12_345;
         Path file = dir.resolve("served.dat");
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": fetch and upload", pairing);
-             ChildJvm server = hadronio(pairing.server(), "patterns", "-s", "--pattern", "file", "-a", "127.0.0.1:0",
+             ChildJvm server = HadronioCommandJvm.start(pairing.server(), "patterns", "-s", "--pattern", "file", "-a", "127.0.0.1:0",
                      "--file", file.toString(), "--bytes", String.valueOf(bytes))) {
-            record.version(VERSION).exercised("a 64 MiB file served with FileChannel.transferTo into the accepted "
+            record.version(VERSION).exercised("a 32 MiB file served with FileChannel.transferTo into the accepted "
                     + "channel and checked by the client; as many bytes sent back and stored with transferFrom");
-            int port = listening(server, pairing.server());
+            int port = HadronioCommandJvm.listening(server, pairing.server());
             Map<String, String> fetch = client(pairing, port, "--pattern", "fetch", "--bytes", String.valueOf(bytes),
-                    "--warmup-passes", "1", "--passes", "3");
+                    "--warmup-passes", "1", "--passes", "2");
             assertEquals(String.valueOf(bytes), fetch.get("bytes"), fetch::toString);
             Map<String, String> upload = client(pairing, port, "--pattern", "upload", "--bytes", String.valueOf(bytes),
-                    "--warmup-passes", "1", "--passes", "3");
+                    "--warmup-passes", "1", "--passes", "2");
             assertEquals(String.valueOf(bytes), upload.get("bytes"), upload::toString);
             assertEquals(bytes, Files.size(file));
             record.transport(fetch.get("transport")).figure("transferTo MB/s", fetch.get("mb_per_s"))
                     .figure("transferFrom MB/s", upload.get("mb_per_s"));
             record.pass();
         }
-    }
-
-    /** The hadronio command on {@code side}: with the provider property, or with DISABLE_HADRONIO=true. */
-    private static ChildJvm hadronio(Side side, String... args) throws Exception {
-        List<String> options = side == Side.HADRONIO
-                ? List.of("-D" + ChildJvm.PROVIDER_PROPERTY + "=" + ChildJvm.PROVIDER) : List.of();
-        Map<String, String> env = side == Side.HADRONIO ? Map.of() : Map.of("DISABLE_HADRONIO", "true");
-        return ChildJvm.start(List.of(), HadronioCommand.class, System.getProperty("java.class.path"), options, env, args);
-    }
-
-    /** Waits for "listening on /127.0.0.1:PORT (provider CLASS, WHAT)", checks the provider, returns the port. */
-    private static int listening(ChildJvm server, Side side) throws InterruptedException {
-        String line = server.expect("listening on ");
-        int from = line.indexOf("(provider ") + "(provider ".length();
-        String provider = line.substring(from, line.indexOf(',', from));
-        assertTrue(side.runs(provider), server::report);
-        return Integer.parseInt(line.substring(line.lastIndexOf(':', line.indexOf(' ')) + 1, line.indexOf(' ')));
     }
 
     /**
@@ -126,8 +108,8 @@ class PatternsTest {
     private static Map<String, String> client(Pairing pairing, int port, String... args) throws Exception {
         List<String> all = new ArrayList<>(List.of("patterns", "-r", "127.0.0.1:" + port));
         all.addAll(List.of(args));
-        try (ChildJvm client = hadronio(pairing.client(), all.toArray(String[]::new))) {
-            Map<String, String> r = fields(client.expect("RESULT ", Duration.ofSeconds(90)));
+        try (ChildJvm client = HadronioCommandJvm.start(pairing.client(), all.toArray(String[]::new))) {
+            Map<String, String> r = HadronioCommandJvm.fields(client.expect("RESULT ", Duration.ofSeconds(90)));
             assertEquals(0, client.awaitExit(), client::report);
             assertEquals("0", r.get("failures"), client::report);
             assertEquals(pairing.client() == Side.HADRONIO ? "hadronio" : "jdk", r.get("provider"), client::report);
@@ -141,16 +123,5 @@ class PatternsTest {
             }
             return r;
         }
-    }
-
-    private static Map<String, String> fields(String result) {
-        Map<String, String> m = new HashMap<>();
-        for (String kv : result.split(" ")) {
-            int eq = kv.indexOf('=');
-            if (eq > 0) {
-                m.put(kv.substring(0, eq), kv.substring(eq + 1));
-            }
-        }
-        return m;
     }
 }
