@@ -740,7 +740,7 @@ final class EvaluationReport {
         }
         long bytes = transfers.getFirst().bytes();
         StringBuilder md = new StringBuilder("## Files: transferTo and transferFrom\n\n");
-        md.append("`hadronio patterns --pattern file`: a file of ").append(bytesLabel(bytes))
+        md.append("`hadronio patterns --pattern file`: a file of ").append(Sizes.human(bytes))
                 .append(" (in `/dev/shm` where it fits). **fetch**: the server sends it whole for each request with ")
                 .append("`FileChannel.transferTo` into the accepted, non-blocking channel in a Selector loop (a broker ")
                 .append("serving a log segment), and the client reads and checks every byte. **upload**: the client ")
@@ -771,20 +771,11 @@ final class EvaluationReport {
     }
 
     private static double medianMbPerSec(List<TransferRecord> pairs) {
-        double[] v = pairs.stream().filter(TransferRecord::ok).mapToDouble(TransferRecord::mbPerSec).sorted().toArray();
-        if (v.length == 0) {
-            return Double.NaN;
-        }
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        return Stat.of(pairs.stream().filter(TransferRecord::ok).mapToDouble(TransferRecord::mbPerSec).toArray()).median();
     }
 
     private static String every(List<TransferRecord> pairs) {
         return String.join(", ", pairs.stream().map(r -> r.ok() ? fmt(r.mbPerSec()) : "failed").toList());
-    }
-
-    private static String bytesLabel(long bytes) {
-        return bytes % (1L << 30) == 0 ? bytes / (1L << 30) + " GiB"
-                : bytes % (1L << 20) == 0 ? bytes / (1L << 20) + " MiB" : bytes + " bytes";
     }
 
     private static String times(double a, double b) {

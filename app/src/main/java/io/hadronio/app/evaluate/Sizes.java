@@ -20,8 +20,11 @@ final class Sizes {
         return sizes;
     }
 
-    /** {@code 4 B}, {@code 64 KiB}, {@code 1 MiB}. */
+    /** {@code 4 B}, {@code 64 KiB}, {@code 1 MiB}, {@code 1 GiB}. */
     static String human(long bytes) {
+        if (bytes >= 1L << 30 && bytes % (1L << 30) == 0) {
+            return (bytes >> 30) + " GiB";
+        }
         if (bytes >= 1 << 20 && bytes % (1 << 20) == 0) {
             return (bytes >> 20) + " MiB";
         }
