@@ -49,7 +49,7 @@ class PatternsTest {
     @MethodSource("pairings")
     void handoffThroughAServerThatDispatchesShouldGetEveryAnswer(Pairing pairing) throws Exception {
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": handoff against dispatch", pairing);
-             ChildJvm server = HadronioCommandJvm.start(pairing.server(), "patterns", "-s", "--pattern", "dispatch", "-a", "127.0.0.1:0")) {
+             ChildJvm server = server(pairing, "dispatch")) {
             record.version(VERSION).exercised("8-byte requests written from a caller's thread (queued, Selector.wakeup()), "
                     + "answers handed back through a queue; the server's I/O thread hands each request to an "
                     + "application thread, which queues the answer and wakes its selector");
@@ -66,7 +66,7 @@ class PatternsTest {
     @MethodSource("pairings")
     void bulkWritesQueuedByAnApplicationThreadShouldComeBackUnchanged(Pairing pairing) throws Exception {
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": bulk", pairing);
-             ChildJvm server = HadronioCommandJvm.start(pairing.server(), "patterns", "-s", "--pattern", "echo", "-a", "127.0.0.1:0")) {
+             ChildJvm server = server(pairing, "echo")) {
             record.version(VERSION).exercised("4 sessions x 8 MiB of 64-KiB writes queued by an application thread, "
                     + "flushed by the selector thread, echoed and checked");
             int port = HadronioCommandJvm.listening(server, pairing.server());
@@ -83,8 +83,7 @@ class PatternsTest {
         long bytes = (32L << 20) + 12_345;
         Path file = dir.resolve("served.dat");
         try (CompatRecord record = CompatRecord.start(APPLICATION + ": fetch and upload", pairing);
-             ChildJvm server = HadronioCommandJvm.start(pairing.server(), "patterns", "-s", "--pattern", "file", "-a", "127.0.0.1:0",
-                     "--file", file.toString(), "--bytes", String.valueOf(bytes))) {
+             ChildJvm server = server(pairing, "file", "--file", file.toString(), "--bytes", String.valueOf(bytes))) {
             record.version(VERSION).exercised("a 32 MiB file served with FileChannel.transferTo into the accepted "
                     + "channel and checked by the client; as many bytes sent back and stored with transferFrom");
             int port = HadronioCommandJvm.listening(server, pairing.server());
@@ -99,6 +98,13 @@ class PatternsTest {
                     .figure("transferFrom MB/s", upload.get("mb_per_s"));
             record.pass();
         }
+    }
+
+    /** A server of {@code pattern} (and {@code more} options) on the pairing's server side, on a free port. */
+    private static ChildJvm server(Pairing pairing, String pattern, String... more) throws Exception {
+        List<String> args = new ArrayList<>(List.of("patterns", "-s", "--pattern", pattern, "-a", "127.0.0.1:0"));
+        args.addAll(List.of(more));
+        return HadronioCommandJvm.start(pairing.server(), args.toArray(String[]::new));
     }
 
     /**
